@@ -1,0 +1,3 @@
+//! TODO: layout table not written yet.
+
+pub const COMMANDS: &[crate::CommandInfo] = &[];
