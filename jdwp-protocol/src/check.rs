@@ -1,7 +1,7 @@
 //! Generic checks every command-table entry carries in test builds: sample round trips and
 //! garbage decoding. They live here, not in each test, so no command can be forgotten.
 
-use crate::codec::{DecodeError, JdwpCodec, Reader, encode_body};
+use crate::codec::{DecodeError, JdwpCodec, Reader, UntaggedTypes, encode_body};
 use crate::ids::IdSizes;
 use crate::sample::{Gen, Sample};
 
@@ -11,7 +11,9 @@ pub struct CommandCheck {
     /// Samples the command and its reply, encodes, decodes, and compares.
     pub round_trip: fn(&mut Gen) -> Result<(), String>,
     /// Decodes arbitrary bytes as the command and as its reply; must return, never panic.
-    pub decode_garbage: fn(&[u8], IdSizes) -> (Result<(), DecodeError>, Result<(), DecodeError>),
+    pub decode_garbage: fn(&[u8], IdSizes, &dyn UntaggedTypes) -> (Result<(), DecodeError>, Result<(), DecodeError>),
+    /// Encodes a sample command and a sample reply.
+    pub sample_bodies: fn(&mut Gen) -> (Vec<u8>, Vec<u8>),
 }
 
 /// Encodes a sample of `T` and decodes it back with `g` as the untagged-type oracle.
@@ -40,7 +42,8 @@ where
     round_trip::<C::Reply>(g).map_err(|e| format!("reply: {e}"))
 }
 
-pub fn decode_garbage<T: JdwpCodec>(bytes: &[u8], sizes: IdSizes, oracle: &Gen) -> Result<(), DecodeError> {
+/// Decodes `bytes` as a `T` (trailing bytes allowed: the point is how far the decoder gets).
+pub fn decode_garbage<T: JdwpCodec>(bytes: &[u8], sizes: IdSizes, oracle: &dyn UntaggedTypes) -> Result<(), DecodeError> {
     let mut r = Reader::with_untagged_types(bytes, sizes, oracle);
     T::decode(&mut r).map(drop)
 }
@@ -48,8 +51,17 @@ pub fn decode_garbage<T: JdwpCodec>(bytes: &[u8], sizes: IdSizes, oracle: &Gen) 
 pub fn decode_garbage_command<C: crate::Command>(
     bytes: &[u8],
     sizes: IdSizes,
+    oracle: &dyn UntaggedTypes,
 ) -> (Result<(), DecodeError>, Result<(), DecodeError>) {
-    // An oracle that knows no types: untagged values must fail cleanly, not panic.
-    let oracle = Gen::new(0, sizes);
-    (decode_garbage::<C>(bytes, sizes, &oracle), decode_garbage::<C::Reply>(bytes, sizes, &oracle))
+    (decode_garbage::<C>(bytes, sizes, oracle), decode_garbage::<C::Reply>(bytes, sizes, oracle))
+}
+
+pub fn sample_bodies<C>(g: &mut Gen) -> (Vec<u8>, Vec<u8>)
+where
+    C: crate::Command + Sample,
+    C::Reply: Sample,
+{
+    let command = encode_body(&C::sample(g), g.sizes());
+    let reply = encode_body(&C::Reply::sample(g), g.sizes());
+    (command, reply)
 }

@@ -30,6 +30,8 @@ pub mod value;
 pub mod check;
 #[cfg(any(test, feature = "sample"))]
 pub mod sample;
+#[cfg(test)]
+mod tests;
 
 pub use codec::{DecodeError, JdwpCodec, Reader, UntaggedTypes, Writer};
 pub use constants::*;
@@ -45,6 +47,8 @@ pub trait Command: JdwpCodec {
     const SET_NAME: &'static str;
     /// The command's name in the spec (`Version`).
     const NAME: &'static str;
+    /// `Set.Command`, as logs and error messages show it.
+    const QUALIFIED_NAME: &'static str;
     type Reply: JdwpCodec;
 }
 
@@ -55,6 +59,8 @@ pub struct CommandInfo {
     pub cmd: u8,
     pub set_name: &'static str,
     pub name: &'static str,
+    /// `Set.Command`.
+    pub qualified_name: &'static str,
     #[cfg(any(test, feature = "sample"))]
     pub check: check::CommandCheck,
 }

@@ -126,6 +126,7 @@ macro_rules! command_set {
                 const CMD: u8 = $cmdid;
                 const SET_NAME: &'static str = stringify!($set);
                 const NAME: &'static str = stringify!($cmd);
+                const QUALIFIED_NAME: &'static str = concat!(stringify!($set), ".", stringify!($cmd));
                 type Reply = $reply;
             }
         )*
@@ -137,10 +138,12 @@ macro_rules! command_set {
                 cmd: $cmdid,
                 set_name: stringify!($set),
                 name: stringify!($cmd),
+                qualified_name: concat!(stringify!($set), ".", stringify!($cmd)),
                 #[cfg(any(test, feature = "sample"))]
                 check: $crate::check::CommandCheck {
                     round_trip: $crate::check::round_trip_command::<$out>,
                     decode_garbage: $crate::check::decode_garbage_command::<$out>,
+                    sample_bodies: $crate::check::sample_bodies::<$out>,
                 },
             }
         ),*];

@@ -1,3 +1,14 @@
-//! TODO: layout table not written yet.
+//! `ClassObjectReference` (command set 17): from a `java.lang.Class` instance to the type it
+//! stands for.
 
-pub const COMMANDS: &[crate::CommandInfo] = &[];
+use super::prelude::*;
+
+command_set! {
+    ClassObjectReference = 17 {
+        /// The reference type a class object reflects, with its kind.
+        ReflectedType = 1 {
+            out ReflectedType { class_object: ClassObjectId }
+            reply ReflectedTypeReply { ref_type_tag: TypeTag, type_id: ReferenceTypeId }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! Conversions between Java's names for types and JNI signatures.
+
+/// `java.lang.String` → `Ljava/lang/String;`, `int[]` → `[I`, `int` → `I`.
+pub fn signature_of_type_name(name: &str) -> String {
+    let mut dims = 0;
+    let mut base = name.trim();
+    while let Some(stripped) = base.strip_suffix("[]") {
+        dims += 1;
+        base = stripped;
+    }
+    let base_sig = match base {
+        "boolean" => "Z".to_string(),
+        "byte" => "B".to_string(),
+        "char" => "C".to_string(),
+        "short" => "S".to_string(),
+        "int" => "I".to_string(),
+        "long" => "J".to_string(),
+        "float" => "F".to_string(),
+        "double" => "D".to_string(),
+        "void" => "V".to_string(),
+        class => format!("L{};", class.replace('.', "/")),
+    };
+    "[".repeat(dims) + &base_sig
+}
+
+/// `Ljava/lang/String;` → `java.lang.String`, `[I` → `int[]`. Unknown input is returned as is.
+pub fn type_name_of_signature(sig: &str) -> String {
+    let dims = sig.bytes().take_while(|b| *b == b'[').count();
+    let base = &sig[dims..];
+    let name = match base {
+        "Z" => "boolean".to_string(),
+        "B" => "byte".to_string(),
+        "C" => "char".to_string(),
+        "S" => "short".to_string(),
+        "I" => "int".to_string(),
+        "J" => "long".to_string(),
+        "F" => "float".to_string(),
+        "D" => "double".to_string(),
+        "V" => "void".to_string(),
+        _ => match base.strip_prefix('L').and_then(|b| b.strip_suffix(';')) {
+            Some(class) => class.replace('/', "."),
+            None => return sig.to_string(),
+        },
+    };
+    name + &"[]".repeat(dims)
+}
+
+/// Splits a method signature `(ILjava/lang/String;)V` into argument signatures and return signature.
+pub fn split_method_signature(sig: &str) -> Option<(Vec<String>, String)> {
+    let rest = sig.strip_prefix('(')?;
+    let (args, ret) = rest.split_once(')')?;
+    let mut out = Vec::new();
+    let bytes = args.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let start = i;
+        while i < bytes.len() && bytes[i] == b'[' {
+            i += 1;
+        }
+        if i >= bytes.len() {
+            return None;
+        }
+        if bytes[i] == b'L' {
+            i += args[i..].find(';')? + 1;
+        } else {
+            i += 1;
+        }
+        out.push(args[start..i].to_string());
+    }
+    Some((out, ret.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_signatures_convert_both_ways() {
+        for (name, sig) in [
+            ("java.lang.String", "Ljava/lang/String;"),
+            ("int", "I"),
+            ("int[][]", "[[I"),
+            ("Demo$Inner[]", "[LDemo$Inner;"),
+        ] {
+            assert_eq!(signature_of_type_name(name), sig);
+            assert_eq!(type_name_of_signature(sig), name);
+        }
+    }
+
+    #[test]
+    fn method_signatures_split() {
+        let (args, ret) = split_method_signature("(I[JLjava/lang/String;[[LFoo;Z)V").unwrap();
+        assert_eq!(args, ["I", "[J", "Ljava/lang/String;", "[[LFoo;", "Z"]);
+        assert_eq!(ret, "V");
+        assert!(split_method_signature("(L").is_none());
+    }
+}

@@ -1,0 +1,45 @@
+//! Test rig for the workspace's integration tests: real JVMs as debuggees.
+//!
+//! Every crate in the workspace (protocol, transports, agent, client) is
+//! ultimately tested against a real HotSpot VM. This crate keeps the plumbing
+//! for that in one place:
+//!
+//! * [`fixtures()`] compiles the Java programs in `tests/fixtures/` with
+//!   `javac -g` once per test run and caches the classes under the workspace's
+//!   `target/java-fixtures/<hash>/`, keyed by a hash of the sources, so edits
+//!   recompile and unchanged sources are reused across test binaries. It is
+//!   safe to call from many threads and processes at once.
+//! * [`Debuggee`] launches `java` with a JDWP agent (the JDK's own
+//!   `-agentlib:jdwp` by default, or ours via [`Agent::Path`]), waits for the
+//!   agent's `Listening for transport dt_socket at address: N` line and
+//!   reports the port, captures stdout/stderr, and never leaves a JVM behind:
+//!   it is killed on drop (also when the test panics) and dies with the test
+//!   process.
+//! * [`fixture_line`] finds the line number of a `@marker` comment in a
+//!   fixture, so tests can set breakpoints without hard-coding line numbers.
+//!
+//! Typical use from another crate's integration test (add
+//! `jdwp-test-rig = { path = "../tests" }` to its `[dev-dependencies]`):
+//!
+//! ```no_run
+//! use std::{net::TcpStream, time::Duration};
+//! use test_rig::Debuggee;
+//!
+//! // JDK agent, server=y, suspend=y, ephemeral port on 127.0.0.1.
+//! let jvm = Debuggee::builder("Demo").spawn().unwrap();
+//! let stream = TcpStream::connect(jvm.address()).unwrap();
+//! // ... handshake, send commands, resume the VM ...
+//! jvm.wait_for_line("Demo done", Duration::from_secs(60)).unwrap();
+//! ```
+
+mod debuggee;
+mod error;
+mod java;
+mod spawn;
+
+pub use debuggee::{Agent, DEFAULT_JDK_AGENT_OPTIONS, DEFAULT_TIMEOUT, Debuggee, DebuggeeBuilder, Stream, free_port};
+pub use error::{Error, Result};
+pub use java::{
+    CompiledClasses, compile_java_sources, fixture_line, fixture_source_dir, fixtures, fixtures_cache_root, java_home,
+    java_tool, try_java_home,
+};
