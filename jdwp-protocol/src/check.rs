@@ -5,13 +5,16 @@ use crate::codec::{DecodeError, JdwpCodec, Reader, UntaggedTypes, encode_body};
 use crate::ids::IdSizes;
 use crate::sample::{Gen, Sample};
 
+/// Whether a byte string decoded as the command and as its reply.
+pub type DecodeOutcome = (Result<(), DecodeError>, Result<(), DecodeError>);
+
 /// The checks of one command-table entry.
 #[derive(Clone, Copy)]
 pub struct CommandCheck {
     /// Samples the command and its reply, encodes, decodes, and compares.
     pub round_trip: fn(&mut Gen) -> Result<(), String>,
     /// Decodes arbitrary bytes as the command and as its reply; must return, never panic.
-    pub decode_garbage: fn(&[u8], IdSizes, &dyn UntaggedTypes) -> (Result<(), DecodeError>, Result<(), DecodeError>),
+    pub decode_garbage: fn(&[u8], IdSizes, &dyn UntaggedTypes) -> DecodeOutcome,
     /// Encodes a sample command and a sample reply.
     pub sample_bodies: fn(&mut Gen) -> (Vec<u8>, Vec<u8>),
 }
@@ -52,7 +55,7 @@ pub fn decode_garbage_command<C: crate::Command>(
     bytes: &[u8],
     sizes: IdSizes,
     oracle: &dyn UntaggedTypes,
-) -> (Result<(), DecodeError>, Result<(), DecodeError>) {
+) -> DecodeOutcome {
     (decode_garbage::<C>(bytes, sizes, oracle), decode_garbage::<C::Reply>(bytes, sizes, oracle))
 }
 

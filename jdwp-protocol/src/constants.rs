@@ -132,6 +132,8 @@ wire_enum! {
 wire_enum! {
     /// `ThreadStatus`.
     ThreadStatus: i32 as "thread status" {
+        /// Not in the spec's list: HotSpot's agent reports -1 for a thread that has not started.
+        NotStarted = -1,
         Zombie = 0,
         Running = 1,
         Sleeping = 2,

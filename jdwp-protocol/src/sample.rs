@@ -74,6 +74,7 @@ impl Gen {
     }
 
     /// A short length for sampled lists and strings.
+    #[allow(clippy::len_without_is_empty)]
     pub fn len(&mut self) -> usize {
         self.below(4) as usize
     }

@@ -9,7 +9,9 @@ use crate::{CommandInfo, all_commands, command_info};
 
 /// The JDK 17 protocol, command set by command set: (set number, set name, [command names by number]).
 /// Written out independently of the layout tables so that a missing or misnumbered definition fails.
-const SPEC: &[(u8, &str, &[(u8, &str)])] = &[
+type SetSpec = (u8, &'static str, &'static [(u8, &'static str)]);
+
+const SPEC: &[SetSpec] = &[
     (1, "VirtualMachine", &[
         (1, "Version"), (2, "ClassesBySignature"), (3, "AllClasses"), (4, "AllThreads"),
         (5, "TopLevelThreadGroups"), (6, "Dispose"), (7, "IdSizes"), (8, "Suspend"), (9, "Resume"),
@@ -165,4 +167,37 @@ fn id_sizes_reply_decodes_from_hotspot_bytes() {
     let body = [0, 0, 0, 8, 0, 0, 0, 8, 0, 0, 0, 8, 0, 0, 0, 8, 0, 0, 0, 8];
     let reply: crate::commands::virtual_machine::IdSizesReply = decode_body(&body, IdSizes::default()).unwrap();
     assert_eq!(reply.object_id_size, 8);
+}
+
+#[test]
+fn every_event_kind_and_modifier_kind_round_trips() {
+    use crate::commands::event::Event;
+    use crate::commands::event_request::Modifier;
+    use crate::constants::{EventKind, ModKind};
+    use crate::sample::Sample;
+    use std::collections::BTreeSet;
+
+    let mut events = BTreeSet::new();
+    let mut modifiers = BTreeSet::new();
+    for sizes in SIZES {
+        let mut g = Gen::new(7, *sizes);
+        for _ in 0..3000 {
+            events.insert(Event::sample(&mut g).kind());
+            modifiers.insert(Modifier::sample(&mut g).kind());
+            round_trip::<Event>(&mut g).unwrap();
+            round_trip::<Modifier>(&mut g).unwrap();
+        }
+    }
+    // Every kind a composite can carry: all but those JDWP never reports (and JDI's internal one).
+    let never_reported = [
+        EventKind::FramePop,
+        EventKind::UserDefined,
+        EventKind::ClassLoad,
+        EventKind::ExceptionCatch,
+        EventKind::VmDisconnected,
+    ];
+    let expected: BTreeSet<EventKind> = EventKind::ALL.iter().copied().filter(|k| !never_reported.contains(k)).collect();
+    assert_eq!(events, expected);
+    assert_eq!(expected.len(), 18);
+    assert_eq!(modifiers, ModKind::ALL.iter().copied().collect::<BTreeSet<_>>());
 }

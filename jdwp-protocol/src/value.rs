@@ -148,8 +148,7 @@ impl JdwpCodec for Value {
 #[cfg(any(test, feature = "sample"))]
 impl crate::sample::Sample for Value {
     fn sample(g: &mut crate::sample::Gen) -> Self {
-        use crate::sample::Sample;
-        sample_of_tag(Tag::sample(g), g)
+        sample_of_tag(crate::sample::Sample::sample(g), g)
     }
 }
 

@@ -268,7 +268,8 @@ impl SocketConnection {
     ///
     /// `timeout` bounds connecting and the handshake together (`None`: no limit). A name is
     /// resolved first (not bounded by the timeout) and its addresses are tried in turn, IPv4 first;
-    /// a handshake failure is final. Port 0 is rejected.
+    /// if none connects, the first failure is reported. A handshake failure is final. Port 0 is
+    /// rejected.
     pub fn attach(address: &SocketAddress, timeout: Option<Duration>) -> Result<SocketConnection, TransportError> {
         address.check_attachable()?;
         let deadline = Deadline::after(timeout);
@@ -280,7 +281,7 @@ impl SocketConnection {
             operation: format!("attaching to {address}"),
             after: deadline.map_or(Duration::ZERO, |d| d.timeout),
         };
-        let mut last_error = None;
+        let mut first_error = None;
         for addr in candidates {
             let connected = match deadline {
                 None => TcpStream::connect(addr),
@@ -289,11 +290,11 @@ impl SocketConnection {
             let stream = match connected {
                 Ok(stream) => stream,
                 Err(e) if matches!(e.kind(), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) => {
-                    last_error = Some(timed_out());
+                    first_error.get_or_insert(timed_out());
                     continue;
                 }
                 Err(e) => {
-                    last_error = Some(TransportError::io(format!("connecting to {addr}"), e));
+                    first_error.get_or_insert(TransportError::io(format!("connecting to {addr}"), e));
                     continue;
                 }
             };
@@ -302,7 +303,7 @@ impl SocketConnection {
             tracing::debug!(%addr, "attached to the VM");
             return SocketConnection::new(stream);
         }
-        Err(last_error.unwrap_or_else(|| {
+        Err(first_error.unwrap_or_else(|| {
             AddressError::Resolve { host: address.to_string(), reason: "no addresses".to_owned() }.into()
         }))
     }

@@ -166,14 +166,16 @@ impl AsyncSocketConnection {
                 Host::Name(name) => resolve(name, address.port).await?,
                 _ => address.attach_candidates_without_lookup().unwrap_or_default(),
             };
-            let mut last_error = None;
+            let mut first_error = None;
             for addr in candidates {
                 match TcpStream::connect(addr).await {
                     Ok(stream) => return Ok(stream),
-                    Err(e) => last_error = Some(TransportError::io(format!("connecting to {addr}"), e)),
+                    Err(e) => {
+                        first_error.get_or_insert(TransportError::io(format!("connecting to {addr}"), e));
+                    }
                 }
             }
-            Err(last_error.unwrap_or_else(|| {
+            Err(first_error.unwrap_or_else(|| {
                 AddressError::Resolve { host: address.to_string(), reason: "no addresses".to_owned() }.into()
             }))
         };

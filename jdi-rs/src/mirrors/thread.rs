@@ -201,7 +201,7 @@ impl StackFrame {
     /// A visible variable's value by name.
     pub async fn get_value_by_name(&self, name: &str) -> Result<Option<Value>> {
         let vars = self.visible_variables().await?;
-        let Some(var) = vars.into_iter().filter(|v| v.name == name).last() else { return Ok(None) };
+        let Some(var) = vars.into_iter().rfind(|v| v.name == name) else { return Ok(None) };
         Ok(self.get_values(std::slice::from_ref(&var)).await?.pop())
     }
 

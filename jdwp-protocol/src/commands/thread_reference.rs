@@ -34,8 +34,8 @@ command_set! {
             reply ResumeReply {}
         }
         /// The thread's state when it last ran, and its suspension bits
-        /// ([`crate::constants::suspend_status`]). Beware: HotSpot reports -1, a value outside the
-        /// spec's set, for a thread that has not started, and [`ThreadStatus`] refuses it.
+        /// ([`crate::constants::suspend_status`]). HotSpot reports -1, a value outside the spec's
+        /// set, for a thread that has not started: [`ThreadStatus::NotStarted`].
         Status = 4 {
             out Status { thread: ThreadId }
             reply StatusReply { thread_status: ThreadStatus, suspend_status: i32 }
