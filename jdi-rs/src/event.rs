@@ -133,7 +133,12 @@ impl VirtualMachine {
 
     pub async fn clear_all_breakpoints(&self) -> Result<()> {
         self.send(&er::ClearAllBreakpoints {}).await?;
-        self.inner.requests.active.lock().unwrap_or_else(|e| e.into_inner()).retain(|(r, _)| r.kind != EventKind::Breakpoint);
+        self.inner
+            .requests
+            .active
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(r, _)| r.kind != EventKind::Breakpoint);
         Ok(())
     }
 }
@@ -262,7 +267,11 @@ impl EventQueue {
                     let sizes = self.vm.id_sizes();
                     return Some(
                         codec::decode_body::<Composite>(&packet.body, sizes)
-                            .map(|c| EventSet { vm: self.vm.clone(), suspend_policy: c.suspend_policy, events: c.events })
+                            .map(|c| EventSet {
+                                vm: self.vm.clone(),
+                                suspend_policy: c.suspend_policy,
+                                events: c.events,
+                            })
                             .map_err(|source| JdiError::Decode { command: "Event.Composite", source }),
                     );
                 }

@@ -29,8 +29,6 @@ pub use error::{JdiError, Result};
 pub use event::{EventQueue, EventRequest, EventRequestManager, EventSet, RequestId};
 pub use jdwp_protocol as protocol;
 pub use jdwp_protocol::commands::event::Event;
-pub use jdwp_protocol::{
-    EventKind, Location, StepDepth, StepSize, SuspendPolicy, Tag, ThreadStatus, Value,
-};
+pub use jdwp_protocol::{EventKind, Location, StepDepth, StepSize, SuspendPolicy, Tag, ThreadStatus, Value};
 pub use mirrors::*;
 pub use vm::{Version, VirtualMachine};

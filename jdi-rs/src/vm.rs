@@ -135,7 +135,10 @@ impl VirtualMachine {
     /// Loaded types with a JNI signature (`Ljava/lang/String;`).
     pub async fn classes_by_signature(&self, signature: &str) -> Result<Vec<ReferenceType>> {
         let r = self.send(&vmc::ClassesBySignature { signature: signature.to_string() }).await?;
-        Ok(r.classes.into_iter().map(|c| self.type_mirror(c.ref_type_tag, c.type_id, Some(signature.to_string()))).collect())
+        Ok(r.classes
+            .into_iter()
+            .map(|c| self.type_mirror(c.ref_type_tag, c.type_id, Some(signature.to_string())))
+            .collect())
     }
 
     /// A mirror for a type ID the caller got elsewhere; its kind is asked lazily.
@@ -234,8 +237,7 @@ impl VirtualMachine {
     }
 
     pub async fn redefine_classes(&self, classes: Vec<(ReferenceType, Vec<u8>)>) -> Result<()> {
-        let classes =
-            classes.into_iter().map(|(t, classfile)| vmc::ClassDef { ref_type: t.id(), classfile }).collect();
+        let classes = classes.into_iter().map(|(t, classfile)| vmc::ClassDef { ref_type: t.id(), classfile }).collect();
         self.send(&vmc::RedefineClasses { classes }).await.map(drop)
     }
 }

@@ -46,7 +46,11 @@ where
 }
 
 /// Decodes `bytes` as a `T` (trailing bytes allowed: the point is how far the decoder gets).
-pub fn decode_garbage<T: JdwpCodec>(bytes: &[u8], sizes: IdSizes, oracle: &dyn UntaggedTypes) -> Result<(), DecodeError> {
+pub fn decode_garbage<T: JdwpCodec>(
+    bytes: &[u8],
+    sizes: IdSizes,
+    oracle: &dyn UntaggedTypes,
+) -> Result<(), DecodeError> {
     let mut r = Reader::with_untagged_types(bytes, sizes, oracle);
     T::decode(&mut r).map(drop)
 }

@@ -12,38 +12,104 @@ use crate::{CommandInfo, all_commands, command_info};
 type SetSpec = (u8, &'static str, &'static [(u8, &'static str)]);
 
 const SPEC: &[SetSpec] = &[
-    (1, "VirtualMachine", &[
-        (1, "Version"), (2, "ClassesBySignature"), (3, "AllClasses"), (4, "AllThreads"),
-        (5, "TopLevelThreadGroups"), (6, "Dispose"), (7, "IdSizes"), (8, "Suspend"), (9, "Resume"),
-        (10, "Exit"), (11, "CreateString"), (12, "Capabilities"), (13, "ClassPaths"),
-        (14, "DisposeObjects"), (15, "HoldEvents"), (16, "ReleaseEvents"), (17, "CapabilitiesNew"),
-        (18, "RedefineClasses"), (19, "SetDefaultStratum"), (20, "AllClassesWithGeneric"),
-        (21, "InstanceCounts"), (22, "AllModules"),
-    ]),
-    (2, "ReferenceType", &[
-        (1, "Signature"), (2, "ClassLoader"), (3, "Modifiers"), (4, "Fields"), (5, "Methods"),
-        (6, "GetValues"), (7, "SourceFile"), (8, "NestedTypes"), (9, "Status"), (10, "Interfaces"),
-        (11, "ClassObject"), (12, "SourceDebugExtension"), (13, "SignatureWithGeneric"),
-        (14, "FieldsWithGeneric"), (15, "MethodsWithGeneric"), (16, "Instances"),
-        (17, "ClassFileVersion"), (18, "ConstantPool"), (19, "Module"),
-    ]),
+    (
+        1,
+        "VirtualMachine",
+        &[
+            (1, "Version"),
+            (2, "ClassesBySignature"),
+            (3, "AllClasses"),
+            (4, "AllThreads"),
+            (5, "TopLevelThreadGroups"),
+            (6, "Dispose"),
+            (7, "IdSizes"),
+            (8, "Suspend"),
+            (9, "Resume"),
+            (10, "Exit"),
+            (11, "CreateString"),
+            (12, "Capabilities"),
+            (13, "ClassPaths"),
+            (14, "DisposeObjects"),
+            (15, "HoldEvents"),
+            (16, "ReleaseEvents"),
+            (17, "CapabilitiesNew"),
+            (18, "RedefineClasses"),
+            (19, "SetDefaultStratum"),
+            (20, "AllClassesWithGeneric"),
+            (21, "InstanceCounts"),
+            (22, "AllModules"),
+        ],
+    ),
+    (
+        2,
+        "ReferenceType",
+        &[
+            (1, "Signature"),
+            (2, "ClassLoader"),
+            (3, "Modifiers"),
+            (4, "Fields"),
+            (5, "Methods"),
+            (6, "GetValues"),
+            (7, "SourceFile"),
+            (8, "NestedTypes"),
+            (9, "Status"),
+            (10, "Interfaces"),
+            (11, "ClassObject"),
+            (12, "SourceDebugExtension"),
+            (13, "SignatureWithGeneric"),
+            (14, "FieldsWithGeneric"),
+            (15, "MethodsWithGeneric"),
+            (16, "Instances"),
+            (17, "ClassFileVersion"),
+            (18, "ConstantPool"),
+            (19, "Module"),
+        ],
+    ),
     (3, "ClassType", &[(1, "Superclass"), (2, "SetValues"), (3, "InvokeMethod"), (4, "NewInstance")]),
     (4, "ArrayType", &[(1, "NewInstance")]),
     (5, "InterfaceType", &[(1, "InvokeMethod")]),
-    (6, "Method", &[
-        (1, "LineTable"), (2, "VariableTable"), (3, "Bytecodes"), (4, "IsObsolete"), (5, "VariableTableWithGeneric"),
-    ]),
+    (
+        6,
+        "Method",
+        &[(1, "LineTable"), (2, "VariableTable"), (3, "Bytecodes"), (4, "IsObsolete"), (5, "VariableTableWithGeneric")],
+    ),
     (8, "Field", &[]),
-    (9, "ObjectReference", &[
-        (1, "ReferenceType"), (2, "GetValues"), (3, "SetValues"), (5, "MonitorInfo"), (6, "InvokeMethod"),
-        (7, "DisableCollection"), (8, "EnableCollection"), (9, "IsCollected"), (10, "ReferringObjects"),
-    ]),
+    (
+        9,
+        "ObjectReference",
+        &[
+            (1, "ReferenceType"),
+            (2, "GetValues"),
+            (3, "SetValues"),
+            (5, "MonitorInfo"),
+            (6, "InvokeMethod"),
+            (7, "DisableCollection"),
+            (8, "EnableCollection"),
+            (9, "IsCollected"),
+            (10, "ReferringObjects"),
+        ],
+    ),
     (10, "StringReference", &[(1, "Value")]),
-    (11, "ThreadReference", &[
-        (1, "Name"), (2, "Suspend"), (3, "Resume"), (4, "Status"), (5, "ThreadGroup"), (6, "Frames"),
-        (7, "FrameCount"), (8, "OwnedMonitors"), (9, "CurrentContendedMonitor"), (10, "Stop"),
-        (11, "Interrupt"), (12, "SuspendCount"), (13, "OwnedMonitorsStackDepthInfo"), (14, "ForceEarlyReturn"),
-    ]),
+    (
+        11,
+        "ThreadReference",
+        &[
+            (1, "Name"),
+            (2, "Suspend"),
+            (3, "Resume"),
+            (4, "Status"),
+            (5, "ThreadGroup"),
+            (6, "Frames"),
+            (7, "FrameCount"),
+            (8, "OwnedMonitors"),
+            (9, "CurrentContendedMonitor"),
+            (10, "Stop"),
+            (11, "Interrupt"),
+            (12, "SuspendCount"),
+            (13, "OwnedMonitorsStackDepthInfo"),
+            (14, "ForceEarlyReturn"),
+        ],
+    ),
     (12, "ThreadGroupReference", &[(1, "Name"), (2, "Parent"), (3, "Children")]),
     (13, "ArrayReference", &[(1, "Length"), (2, "GetValues"), (3, "SetValues")]),
     (14, "ClassLoaderReference", &[(1, "VisibleClasses")]),
@@ -69,7 +135,8 @@ fn command_table_has_all_94_commands_of_18_sets() {
 
     for (set, set_name, cmds) in SPEC {
         for (cmd, name) in *cmds {
-            let info = command_info(*set, *cmd).unwrap_or_else(|| panic!("no definition for {set_name}.{name} ({set}/{cmd})"));
+            let info =
+                command_info(*set, *cmd).unwrap_or_else(|| panic!("no definition for {set_name}.{name} ({set}/{cmd})"));
             assert_eq!((info.set_name, info.name), (*set_name, *name), "{set}/{cmd} is misnamed");
         }
     }
@@ -196,7 +263,8 @@ fn every_event_kind_and_modifier_kind_round_trips() {
         EventKind::ExceptionCatch,
         EventKind::VmDisconnected,
     ];
-    let expected: BTreeSet<EventKind> = EventKind::ALL.iter().copied().filter(|k| !never_reported.contains(k)).collect();
+    let expected: BTreeSet<EventKind> =
+        EventKind::ALL.iter().copied().filter(|k| !never_reported.contains(k)).collect();
     assert_eq!(events, expected);
     assert_eq!(expected.len(), 18);
     assert_eq!(modifiers, ModKind::ALL.iter().copied().collect::<BTreeSet<_>>());

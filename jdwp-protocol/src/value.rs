@@ -32,7 +32,13 @@ impl Tag {
     pub fn is_object(self) -> bool {
         matches!(
             self,
-            Tag::Array | Tag::Object | Tag::String | Tag::Thread | Tag::ThreadGroup | Tag::ClassLoader | Tag::ClassObject
+            Tag::Array
+                | Tag::Object
+                | Tag::String
+                | Tag::Thread
+                | Tag::ThreadGroup
+                | Tag::ClassLoader
+                | Tag::ClassObject
         )
     }
 
@@ -254,7 +260,10 @@ pub enum ArrayRegion {
     Short(Vec<i16>),
     Boolean(Vec<bool>),
     /// Elements of a reference array: `tag` is the array's (`L` or `[`), each value carries its own.
-    Objects { tag: Tag, values: Vec<Value> },
+    Objects {
+        tag: Tag,
+        values: Vec<Value>,
+    },
 }
 
 impl ArrayRegion {
@@ -299,7 +308,6 @@ fn encode_all<T: Copy>(w: &mut Writer, tag: Tag, items: &[T], put: impl Fn(&mut 
         put(w, x);
     }
 }
-
 
 impl JdwpCodec for ArrayRegion {
     fn encode(&self, w: &mut Writer) {
@@ -350,7 +358,8 @@ impl crate::sample::Sample for ArrayRegion {
             7 => ArrayRegion::Boolean(Sample::sample(g)),
             _ => {
                 let tag = if g.bool() { Tag::Object } else { Tag::Array };
-                let values = (0..g.len()).map(|_| Value::Object(TaggedObjectId::sample(g).tag, Sample::sample(g))).collect();
+                let values =
+                    (0..g.len()).map(|_| Value::Object(TaggedObjectId::sample(g).tag, Sample::sample(g))).collect();
                 ArrayRegion::Objects { tag, values }
             }
         }

@@ -67,6 +67,15 @@ pub enum Error {
         output: String,
     },
 
+    /// A fixture source lacks what a test looked for (e.g. a line marker).
+    #[error("fixture {}: {problem}", file.display())]
+    Fixture {
+        /// The fixture source file.
+        file: PathBuf,
+        /// What is wrong.
+        problem: String,
+    },
+
     /// The agent's "Listening ..." line could not be parsed.
     #[error("cannot parse listen address from {line:?}")]
     BadListenLine {

@@ -275,21 +275,19 @@ fn remove_stale_temp_dirs(cache_root: &Path) {
 /// The 1-based line number of the line in fixture `file` (e.g. `"Demo.java"`)
 /// that contains `marker` (e.g. `"@loop-tick"`), for setting breakpoints
 /// without hard-coding line numbers. The marker must appear on exactly one
-/// line, not as a prefix of a longer marker.
-///
-/// # Panics
-/// If the file cannot be read or the marker is missing or ambiguous: that is
-/// a bug in the test or the fixture.
-pub fn fixture_line(file: &str, marker: &str) -> u32 {
+/// line, not as a prefix of a longer marker (`"@tick"` does not match
+/// `"@tick-first"`); otherwise an [`Error::Fixture`] says why.
+pub fn fixture_line(file: &str, marker: &str) -> Result<u32> {
     let path = fixture_source_dir().join(file);
-    let text = fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read fixture {}: {e}", path.display()));
+    let text = fs::read_to_string(&path).context(|| format!("reading fixture {}", path.display()))?;
     let hits: Vec<usize> =
         text.lines().enumerate().filter(|(_, line)| contains_marker(line, marker)).map(|(i, _)| i + 1).collect();
-    match hits.as_slice() {
-        [line] => u32::try_from(*line).expect("fixture shorter than 4G lines"),
-        [] => panic!("marker {marker:?} not found in {}", path.display()),
-        _ => panic!("marker {marker:?} found on several lines of {}: {hits:?}", path.display()),
-    }
+    let problem = match hits.as_slice() {
+        [line] => return Ok(u32::try_from(*line).expect("fixture shorter than 4G lines")),
+        [] => format!("marker {marker:?} not found"),
+        _ => format!("marker {marker:?} found on several lines: {hits:?}"),
+    };
+    Err(Error::Fixture { file: path, problem })
 }
 
 fn contains_marker(line: &str, marker: &str) -> bool {

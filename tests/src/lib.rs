@@ -36,6 +36,7 @@ mod debuggee;
 mod error;
 mod java;
 mod spawn;
+pub mod wire;
 
 pub use debuggee::{Agent, DEFAULT_JDK_AGENT_OPTIONS, DEFAULT_TIMEOUT, Debuggee, DebuggeeBuilder, Stream, free_port};
 pub use error::{Error, Result};

@@ -302,11 +302,12 @@ fn other_fixtures_behave_as_documented() {
 
 #[test]
 fn fixture_lines_are_found_by_marker() {
-    let line = fixture_line("Demo.java", "@loop-tick");
+    let line = fixture_line("Demo.java", "@loop-tick").unwrap();
     let text = fs::read_to_string(fixture_source_dir().join("Demo.java")).unwrap();
     let found = text.lines().nth(line as usize - 1).unwrap();
     assert!(found.contains("demo.tick(i)"), "{found}");
-    // "@tick" is a prefix of other markers only, never a marker itself.
-    let missing = std::panic::catch_unwind(|| fixture_line("Demo.java", "@tick"));
-    assert!(missing.is_err());
+    // "@tick" is only a prefix of other markers, never a marker itself.
+    let err = fixture_line("Demo.java", "@tick").unwrap_err();
+    assert!(matches!(err, Error::Fixture { .. }) && err.to_string().contains("not found"), "{err}");
+    assert!(fixture_line("NoSuch.java", "@x").is_err());
 }

@@ -129,12 +129,10 @@ impl ReferenceType {
     }
 
     pub async fn method_by_id(&self, id: MethodId) -> Result<Method> {
-        self.methods()
-            .await?
-            .iter()
-            .find(|m| m.id() == id)
-            .cloned()
-            .ok_or(JdiError::Jdwp { command: "ReferenceType.Methods", code: jdwp_protocol::ErrorCode::INVALID_METHODID })
+        self.methods().await?.iter().find(|m| m.id() == id).cloned().ok_or(JdiError::Jdwp {
+            command: "ReferenceType.Methods",
+            code: jdwp_protocol::ErrorCode::INVALID_METHODID,
+        })
     }
 
     /// Fields declared by this type, in class-file order.
@@ -390,7 +388,8 @@ impl Method {
             .inner
             .variables
             .get_or_try_init(|| async {
-                let cmd = mc::VariableTableWithGeneric { ref_type: self.inner.declaring_type, method_id: self.inner.id };
+                let cmd =
+                    mc::VariableTableWithGeneric { ref_type: self.inner.declaring_type, method_id: self.inner.id };
                 match self.inner.vm.send(&cmd).await {
                     Ok(r) => {
                         let args_slots = r.arg_cnt;

@@ -208,7 +208,11 @@ impl StackFrame {
     /// `this`, or `None` in static and native methods.
     pub async fn this_object(&self) -> Result<Option<ObjectReference>> {
         let r = self.thread.vm.send(&sf::ThisObject { thread: self.thread.id, frame: self.id }).await?;
-        Ok(if r.object_this.id.is_null() { None } else { Some(ObjectReference::new(self.thread.vm.clone(), r.object_this.id)) })
+        Ok(if r.object_this.id.is_null() {
+            None
+        } else {
+            Some(ObjectReference::new(self.thread.vm.clone(), r.object_this.id))
+        })
     }
 }
 

@@ -14,24 +14,24 @@ mod prelude {
     pub use crate::{command_set, jdwp_select, jdwp_struct};
 }
 
-pub mod virtual_machine;
-pub mod reference_type;
-pub mod class_type;
+pub mod array_reference;
 pub mod array_type;
+pub mod class_loader_reference;
+pub mod class_object_reference;
+pub mod class_type;
+pub mod event;
+pub mod event_request;
+pub mod field;
 pub mod interface_type;
 pub mod method;
-pub mod field;
-pub mod object_reference;
-pub mod string_reference;
-pub mod thread_reference;
-pub mod thread_group_reference;
-pub mod array_reference;
-pub mod class_loader_reference;
-pub mod event_request;
-pub mod stack_frame;
-pub mod class_object_reference;
 pub mod module_reference;
-pub mod event;
+pub mod object_reference;
+pub mod reference_type;
+pub mod stack_frame;
+pub mod string_reference;
+pub mod thread_group_reference;
+pub mod thread_reference;
+pub mod virtual_machine;
 
 /// The command table: every set's commands, in spec order.
 pub const ALL: &[&[crate::CommandInfo]] = &[

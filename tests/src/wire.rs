@@ -1,0 +1,107 @@
+//! A raw, blocking JDWP session for tests that talk to an agent packet by packet: the protocol
+//! crate's types over the socket transport, with nothing of jdi-rs in between. Used by the first
+//! live conversation and by tests that send malformed packets on purpose.
+
+use std::time::Duration;
+
+use jdwp_protocol::commands::virtual_machine as vm;
+use jdwp_protocol::{Command, ErrorCode, IdSizes, codec};
+use jdwp_transports::{Packet, PacketKind, SocketConnection, SocketReader, SocketWriter, TransportError};
+
+/// Why a raw command failed.
+#[derive(Debug, thiserror::Error)]
+pub enum WireError {
+    #[error(transparent)]
+    Transport(#[from] TransportError),
+    #[error("{command} answered {code:?}")]
+    Jdwp { command: &'static str, code: ErrorCode },
+    #[error("{command}: reply does not decode: {source}")]
+    Decode { command: &'static str, source: jdwp_protocol::DecodeError },
+    #[error("the VM closed the connection")]
+    Closed,
+}
+
+/// One debugger connection driven synchronously: send a command, read until its reply.
+pub struct RawSession {
+    reader: SocketReader,
+    writer: SocketWriter,
+    next_id: u32,
+    sizes: IdSizes,
+    /// Commands the VM sent (events) while we waited for replies, in arrival order.
+    pub events: Vec<Packet>,
+}
+
+impl RawSession {
+    /// Attaches to `address` and reads the ID sizes.
+    pub fn attach(address: &str, timeout: Duration) -> Result<RawSession, WireError> {
+        let conn: SocketConnection = jdwp_transports::attach(address, Some(timeout))?;
+        let (reader, writer) = conn.into_split()?;
+        // A test must fail, not hang, when the VM stops answering.
+        reader.get_ref().set_read_timeout(Some(timeout.max(Duration::from_secs(1)))).map_err(|e| {
+            WireError::Transport(TransportError::Io { operation: "setting a read timeout".into(), source: e })
+        })?;
+        let mut session = RawSession { reader, writer, next_id: 1, sizes: IdSizes::default(), events: Vec::new() };
+        let r = session.send(&vm::IdSizesCmd {})?;
+        let size = |v: i32| u8::try_from(v).unwrap_or(0);
+        session.sizes = IdSizes {
+            field_id: size(r.field_id_size),
+            method_id: size(r.method_id_size),
+            object_id: size(r.object_id_size),
+            reference_type_id: size(r.reference_type_id_size),
+            frame_id: size(r.frame_id_size),
+        }
+        .validate()
+        .map_err(|source| WireError::Decode { command: "VirtualMachine.IDSizes", source })?;
+        Ok(session)
+    }
+
+    pub fn id_sizes(&self) -> IdSizes {
+        self.sizes
+    }
+
+    /// Sends a typed command and decodes its reply.
+    pub fn send<C: Command>(&mut self, command: &C) -> Result<C::Reply, WireError> {
+        let body = codec::encode_body(command, self.sizes);
+        let reply = self.send_raw(Packet::command(0, C::SET, C::CMD, body))?;
+        match reply.kind {
+            PacketKind::Reply { error } if error == ErrorCode::NONE => codec::decode_body(&reply.body, self.sizes)
+                .map_err(|source| WireError::Decode { command: C::QUALIFIED_NAME, source }),
+            PacketKind::Reply { error } => Err(WireError::Jdwp { command: C::QUALIFIED_NAME, code: error }),
+            PacketKind::Command { .. } => Err(WireError::Closed),
+        }
+    }
+
+    /// Sends any packet (its id is replaced by the next one) and returns the reply with that id.
+    pub fn send_raw(&mut self, mut packet: Packet) -> Result<Packet, WireError> {
+        packet.id = self.next_id;
+        self.next_id += 1;
+        self.writer.write_packet(&packet)?;
+        loop {
+            let Some(p) = self.reader.read_packet()? else { return Err(WireError::Closed) };
+            if p.is_reply() && p.id == packet.id {
+                return Ok(p);
+            }
+            if !p.is_reply() {
+                self.events.push(p);
+            }
+        }
+    }
+
+    /// Reads the next packet the VM sends by itself (an event), first from those already queued.
+    pub fn next_event(&mut self) -> Result<Packet, WireError> {
+        if !self.events.is_empty() {
+            return Ok(self.events.remove(0));
+        }
+        loop {
+            let Some(p) = self.reader.read_packet()? else { return Err(WireError::Closed) };
+            if !p.is_reply() {
+                return Ok(p);
+            }
+        }
+    }
+
+    /// Closes the connection.
+    pub fn close(self) {
+        let _ = self.writer.shutdown();
+    }
+}
