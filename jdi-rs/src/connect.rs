@@ -1,64 +1,111 @@
 //! Getting a [`VirtualMachine`]: attach to a listening agent, listen for an agent that attaches,
-//! or launch a JVM with an agent.
+//! or launch a JVM with an agent. Every step has a deadline; failures say which step failed.
 
-use std::process::Stdio;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use jdwp_transports::{AsyncSocketConnection, AsyncSocketListener, attach_async, listen_async};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{ChildStderr, ChildStdout, Command};
+use jdwp_transports::{AsyncPacketReader, AsyncSocketConnection, AsyncSocketListener, attach_async, listen_async};
+use tokio::io::AsyncReadExt;
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::time::Instant;
 
 use crate::connection::Connection;
 use crate::error::{JdiError, Result};
+use crate::process::{KillOnDrop, Pipes, Process};
 use crate::vm::VirtualMachine;
 
-/// How long connecting and the handshake may take unless told otherwise.
+/// How long connecting (and the handshake, and the first reply) may take unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-async fn start(conn: AsyncSocketConnection) -> Result<VirtualMachine> {
-    let (reader, writer) = conn.into_split();
-    let (conn, events) = Connection::start(reader, writer);
-    VirtualMachine::start(conn, events).await
+/// How long to collect a dead JVM's stderr for the error message (a grandchild may hold the pipe).
+const STDERR_GRACE: Duration = Duration::from_secs(2);
+
+/// Wraps a connection whose handshake is done and asks for the ID sizes, by `deadline`.
+async fn start(conn: AsyncSocketConnection, deadline: Instant, what: &str) -> Result<VirtualMachine> {
+    let (read, write) = conn.into_stream().into_split();
+    let (conn, events) = Connection::start(AsyncPacketReader::new(read), write);
+    match tokio::time::timeout_at(deadline, VirtualMachine::start(conn, events)).await {
+        Ok(vm) => vm,
+        Err(_) => Err(JdiError::Timeout(format!("waiting for the VM's first reply (VirtualMachine.IDSizes) {what}"))),
+    }
 }
 
-/// Attaches to an agent listening at `address` (`port`, `host:port`, `[::1]:port`).
+/// Attaches to an agent listening at `address` (`port`, `host:port`, `[::1]:port`). `timeout`
+/// (default [`DEFAULT_TIMEOUT`]) bounds connecting, the handshake and the first command.
+///
+/// Fails with [`JdiError::Transport`]: an I/O error for a refused connection, a handshake error
+/// for a peer that is not a JDWP agent, a timeout for a silent one.
 pub async fn attach(address: &str, timeout: Option<Duration>) -> Result<VirtualMachine> {
-    let conn = attach_async(address, Some(timeout.unwrap_or(DEFAULT_TIMEOUT))).await?;
-    start(conn).await
+    let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let deadline = Instant::now() + timeout;
+    let conn = attach_async(address, Some(timeout)).await?;
+    start(conn, deadline, &format!("after attaching to {address}")).await
 }
 
-/// Listens for an agent started with `server=n` to connect.
+/// Listens for an agent started with `server=n,address=<this listener>` to connect to us.
 pub struct Listener {
     inner: AsyncSocketListener,
 }
 
 impl Listener {
-    /// Binds `address` (port 0 picks a free port; see [`Listener::port`]).
+    /// Binds `address` (`port`, `host:port`; port 0 picks a free port, see [`Listener::port`]).
     pub async fn bind(address: &str) -> Result<Listener> {
         Ok(Listener { inner: listen_async(address).await? })
+    }
+
+    /// The address bound, with the real port.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.inner.local_addr()
     }
 
     pub fn port(&self) -> u16 {
         self.inner.local_addr().port()
     }
 
-    /// Waits for one agent to connect and completes the handshake.
+    /// Waits for one agent to connect and complete the handshake, then asks for the ID sizes;
+    /// `timeout` (default [`DEFAULT_TIMEOUT`]) bounds it all. Peers that fail the handshake are
+    /// dropped and the wait goes on.
     pub async fn accept(&self, timeout: Option<Duration>) -> Result<VirtualMachine> {
-        let conn = self.inner.accept_with_timeout(timeout).await?;
-        start(conn).await
+        let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
+        let deadline = Instant::now() + timeout;
+        let conn = self.accept_connection(deadline).await?;
+        start(conn, deadline, &format!("after accepting on {}", self.local_addr())).await
+    }
+
+    async fn accept_connection(&self, deadline: Instant) -> Result<AsyncSocketConnection> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        self.inner.accept_with_timeout(Some(left)).await.map_err(|e| match e {
+            e if e.is_timeout() => {
+                JdiError::Timeout(format!("waiting {left:?} for a JVM to connect to {} ({e})", self.local_addr()))
+            }
+            e => e.into(),
+        })
     }
 }
 
-/// What to launch: `java [jvm_options] -agentlib:jdwp=... main_class [args]`.
+/// What to launch: `java [jvm_options] <agent> [-cp classpath] main_class [args]`, where the
+/// agent is told `transport=dt_socket,server=n,suspend=y,address=<our listener>`.
 #[derive(Debug, Clone)]
 pub struct LaunchOptions {
-    /// The `java` executable (default: `$JAVA_HOME/bin/java`, else `java` on the PATH).
-    pub java: Option<std::path::PathBuf>,
+    /// The `java` executable (default: `$JAVA_HOME/bin/java`, else `java` on the `PATH`).
+    pub java: Option<PathBuf>,
+    /// `-cp` for the JVM (default: none, so `CLASSPATH` or the current directory).
+    pub classpath: Option<String>,
+    /// Options placed before the agent and the main class (`-Xint`, `-Dkey=value`...).
     pub jvm_options: Vec<String>,
     pub main_class: String,
+    /// Arguments to `main`.
     pub args: Vec<String>,
     /// `None`: the JDK's agent (`-agentlib:jdwp`); `Some(path)`: an agent library (`-agentpath`).
-    pub agent_path: Option<std::path::PathBuf>,
+    pub agent_path: Option<PathBuf>,
+    /// Environment variables to set (on top of ours).
+    pub env: Vec<(String, String)>,
+    /// Environment variables to remove.
+    pub env_remove: Vec<String>,
+    /// The JVM's working directory (default: ours).
+    pub current_dir: Option<PathBuf>,
+    /// Bounds the whole launch: starting, the agent connecting, the handshake and the first reply.
     pub timeout: Duration,
 }
 
@@ -66,80 +113,184 @@ impl LaunchOptions {
     pub fn new(main_class: &str) -> LaunchOptions {
         LaunchOptions {
             java: None,
+            classpath: None,
             jvm_options: Vec::new(),
             main_class: main_class.to_string(),
             args: Vec::new(),
             agent_path: None,
+            env: Vec::new(),
+            env_remove: Vec::new(),
+            current_dir: None,
             timeout: DEFAULT_TIMEOUT,
         }
     }
+
+    pub fn java(mut self, java: impl Into<PathBuf>) -> Self {
+        self.java = Some(java.into());
+        self
+    }
+
+    pub fn classpath(mut self, classpath: impl Into<String>) -> Self {
+        self.classpath = Some(classpath.into());
+        self
+    }
+
+    pub fn jvm_option(mut self, option: impl Into<String>) -> Self {
+        self.jvm_options.push(option.into());
+        self
+    }
+
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Uses the agent library at `path` instead of the JDK's.
+    pub fn agent_path(mut self, path: impl Into<PathBuf>) -> Self {
+        self.agent_path = Some(path.into());
+        self
+    }
+
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    pub fn env_remove(mut self, key: impl Into<String>) -> Self {
+        self.env_remove.push(key.into());
+        self
+    }
+
+    pub fn current_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.current_dir = Some(dir.into());
+        self
+    }
+
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    fn java_executable(&self) -> PathBuf {
+        if let Some(java) = &self.java {
+            return java.clone();
+        }
+        match std::env::var_os("JAVA_HOME").filter(|h| !h.is_empty()) {
+            Some(home) => Path::new(&home).join("bin").join("java"),
+            None => "java".into(),
+        }
+    }
+
+    /// The command, and the command line as a shell would show it.
+    fn command(&self, agent_options: &str) -> (std::process::Command, String) {
+        let java = self.java_executable();
+        let mut argv = self.jvm_options.clone();
+        argv.push(match &self.agent_path {
+            None => format!("-agentlib:jdwp={agent_options}"),
+            Some(path) => format!("-agentpath:{}={agent_options}", path.display()),
+        });
+        if let Some(cp) = &self.classpath {
+            argv.push("-cp".into());
+            argv.push(cp.clone());
+        }
+        argv.push(self.main_class.clone());
+        argv.extend(self.args.iter().cloned());
+        let mut cmd = std::process::Command::new(&java);
+        cmd.args(&argv);
+        for key in &self.env_remove {
+            cmd.env_remove(key);
+        }
+        for (key, value) in &self.env {
+            cmd.env(key, value);
+        }
+        if let Some(dir) = &self.current_dir {
+            cmd.current_dir(dir);
+        }
+        let shown: Vec<String> =
+            std::iter::once(java.display().to_string()).chain(argv).map(|w| shell_word(&w)).collect();
+        (cmd, shown.join(" "))
+    }
 }
 
-/// A launched VM with the streams of its process.
+fn shell_word(word: &str) -> String {
+    if !word.is_empty() && word.bytes().all(|b| b.is_ascii_alphanumeric() || b"-_./:=,@+%".contains(&b)) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+/// A launched VM, suspended at its start, with its process and standard streams. Read stdout
+/// and stderr (or drop them): a JVM blocks once a pipe it writes to is full.
 pub struct Launched {
     pub vm: VirtualMachine,
-    /// The debuggee's stdout after the agent's "Listening" line.
-    pub stdout: BufReader<ChildStdout>,
+    /// The JVM process; it is killed when the last handle on `vm` goes (or when we die).
+    pub process: Process,
+    pub stdin: ChildStdin,
+    pub stdout: ChildStdout,
     pub stderr: ChildStderr,
 }
 
-fn java_executable(opts: &LaunchOptions) -> std::path::PathBuf {
-    if let Some(java) = &opts.java {
-        return java.clone();
-    }
-    match std::env::var_os("JAVA_HOME") {
-        Some(home) => std::path::Path::new(&home).join("bin").join("java"),
-        None => "java".into(),
-    }
-}
-
-/// Starts a JVM suspended under a JDWP agent listening on a free loopback port, and attaches.
-/// The process is killed when the last handle on the VM goes away.
+/// Starts a JVM suspended under a JDWP agent that connects back to a listener of ours on a free
+/// loopback port (as the JDK's launching connector does), and returns the connected VM.
+///
+/// Fails with [`JdiError::Launch`] if `java` cannot be started, with
+/// [`JdiError::ExitedBeforeConnecting`] (carrying its stderr) if the JVM dies first (a bad option,
+/// a missing agent library), and with a timeout if its agent does not connect and answer within
+/// `opts.timeout`. A JVM that was started is killed on every failure.
 pub async fn launch(opts: &LaunchOptions) -> Result<Launched> {
-    let agent_opts = "transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0";
-    let agent = match &opts.agent_path {
-        None => format!("-agentlib:jdwp={agent_opts}"),
-        Some(path) => format!("-agentpath:{}={agent_opts}", path.display()),
-    };
-    let java = java_executable(opts);
-    let mut child = Command::new(&java)
-        .arg(agent)
-        .args(&opts.jvm_options)
-        .arg(&opts.main_class)
-        .args(&opts.args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|e| JdiError::Launch(format!("starting {}: {e}", java.display())))?;
-    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
-        return Err(JdiError::Launch("the child's output was not captured".into()));
-    };
-    let mut stdout = BufReader::new(stdout);
-    let port = tokio::time::timeout(opts.timeout, read_listening_port(&mut stdout))
+    let deadline = Instant::now() + opts.timeout;
+    let listener = Listener::bind("127.0.0.1:0").await?;
+    let agent_options = format!("transport=dt_socket,server=n,suspend=y,address={}", listener.local_addr());
+    let (cmd, command_line) = opts.command(&agent_options);
+    tracing::debug!(command = %command_line, "launching a JVM");
+    let (process, pipes) = Process::spawn(cmd, command_line.clone())
         .await
-        .map_err(|_| JdiError::Launch(format!("no 'Listening for transport' line within {:?}", opts.timeout)))??;
-    let vm = attach(&format!("127.0.0.1:{port}"), Some(opts.timeout)).await?;
-    vm.set_process(child);
-    Ok(Launched { vm, stdout, stderr })
+        .map_err(|e| JdiError::Launch(format!("starting {}: {e}", opts.java_executable().display())))?;
+    let result = connect_launched(&listener, &process, pipes, deadline, opts.timeout, &command_line).await;
+    if result.is_err() {
+        // Kill and reap before reporting, so a failed launch leaves nothing behind.
+        process.kill();
+        let _ = tokio::time::timeout(STDERR_GRACE, process.wait()).await;
+    }
+    result
 }
 
-/// Reads lines until the agent's `Listening for transport dt_socket at address: N`.
-async fn read_listening_port(stdout: &mut BufReader<ChildStdout>) -> Result<u16> {
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = stdout.read_line(&mut line).await.map_err(|e| JdiError::Launch(format!("reading stdout: {e}")))?;
-        if n == 0 {
-            return Err(JdiError::Launch("the JVM exited before its agent listened".into()));
+async fn connect_launched(
+    listener: &Listener,
+    process: &Process,
+    pipes: Pipes,
+    deadline: Instant,
+    timeout: Duration,
+    command_line: &str,
+) -> Result<Launched> {
+    let io = |e: std::io::Error| JdiError::Launch(format!("registering the JVM's pipes: {e}"));
+    let stdin = ChildStdin::from_std(pipes.stdin).map_err(io)?;
+    let stdout = ChildStdout::from_std(pipes.stdout).map_err(io)?;
+    let mut stderr = ChildStderr::from_std(pipes.stderr).map_err(io)?;
+    let conn = tokio::select! {
+        conn = listener.accept_connection(deadline) => conn.map_err(|e| match e {
+            JdiError::Timeout(_) => JdiError::Timeout(format!(
+                "waiting {timeout:?} for the launched JVM's agent to connect; command: {command_line}"
+            )),
+            e => e,
+        })?,
+        status = process.wait() => {
+            let mut text = Vec::new();
+            let _ = tokio::time::timeout(STDERR_GRACE, stderr.read_to_end(&mut text)).await;
+            return Err(JdiError::ExitedBeforeConnecting {
+                status: status.map_or_else(|e| e.to_string(), |s| s.to_string()),
+                command: command_line.to_string(),
+                stderr: String::from_utf8_lossy(&text).into_owned(),
+            });
         }
-        if let Some(rest) = line.trim().strip_prefix("Listening for transport dt_socket at address: ") {
-            return rest
-                .rsplit(':')
-                .next()
-                .and_then(|p| p.parse().ok())
-                .ok_or_else(|| JdiError::Launch(format!("unexpected listening line: {line}")));
-        }
-    }
+    };
+    let vm = start(conn, deadline, "from the launched JVM").await?;
+    vm.connection().own_process(KillOnDrop(process.clone()));
+    Ok(Launched { vm, process: process.clone(), stdin, stdout, stderr })
 }

@@ -1,43 +1,36 @@
 //! The JDWP connection: many commands in flight over one transport, replies matched by id, events
 //! forwarded to a channel.
 //!
-//! A reader task owns the read half; callers write whole packets under a lock, register a oneshot
-//! for the reply id, and await it. When the transport closes, every pending call fails at once
-//! with [`JdiError::Disconnected`] and the event channel ends, so nothing waits forever.
+//! A reader task owns the read half; callers register a oneshot for their command's id, write the
+//! whole packet, and await the reply. When the transport closes (or a write fails), every pending
+//! call fails at once with [`JdiError::Disconnected`] and the event channel ends, so nothing waits
+//! forever on a dead VM. An optional per-call timeout bounds waiting on a live but silent one.
+//!
+//! Calls are cancel-safe: a caller that gives up (a timeout, a `select!`) never leaves half a
+//! packet on the stream, because a packet is written without awaiting, and when the socket cannot
+//! take all of it at once, a task finishes it under the writer lock.
 
 use std::collections::HashMap;
-use std::future::Future;
+use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use jdwp_protocol::{Command, ErrorCode, IdSizes, codec};
-use jdwp_transports::{AsyncPacketReader, AsyncPacketWriter, Packet, PacketKind, TransportError};
-use tokio::io::{AsyncRead, AsyncWrite};
+use jdwp_transports::{AsyncPacketReader, Packet, PacketKind};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::error::{JdiError, Result};
+use crate::process::{KillOnDrop, Process};
 
-type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
-
-/// The write side of any transport, with its concrete stream type erased.
-trait PacketSink: Send + Sync {
-    fn write<'a>(&'a self, packet: &'a Packet) -> BoxFuture<'a, Result<(), TransportError>>;
-    fn close(&self) -> BoxFuture<'_, Result<(), TransportError>>;
-}
-
-impl<W: AsyncWrite + Send + Unpin + 'static> PacketSink for AsyncPacketWriter<W> {
-    fn write<'a>(&'a self, packet: &'a Packet) -> BoxFuture<'a, Result<(), TransportError>> {
-        Box::pin(self.write_packet(packet))
-    }
-    fn close(&self) -> BoxFuture<'_, Result<(), TransportError>> {
-        Box::pin(self.shutdown())
-    }
-}
+type Stream = Box<dyn AsyncWrite + Send + Unpin>;
 
 struct Pending {
     waiting: HashMap<u32, oneshot::Sender<Packet>>,
-    /// Set once the reader has stopped; later calls fail immediately with it.
+    /// Set once the connection is dead; later calls fail immediately with it.
     closed: Option<String>,
 }
 
@@ -48,31 +41,41 @@ pub struct Connection {
 }
 
 struct Inner {
-    writer: Box<dyn PacketSink>,
+    writer: Arc<tokio::sync::Mutex<Stream>>,
     pending: Mutex<Pending>,
     next_id: AtomicU32,
     sizes: RwLock<IdSizes>,
+    sent: AtomicU64,
+    /// Per-call reply timeout in nanoseconds; 0 for none.
+    call_timeout: AtomicU64,
+    /// The launched JVM, killed when the last handle on the connection goes.
+    process: OnceLock<KillOnDrop>,
+    /// Dropped with the connection, which stops the reader task.
+    _stop_reader: oneshot::Sender<()>,
 }
 
 impl Connection {
-    /// Starts the reader task over a transport that has completed the handshake. Commands the VM
-    /// sends (event composites) go to the returned channel; it ends when the connection closes.
-    pub fn start<R, W>(
-        reader: AsyncPacketReader<R>,
-        writer: AsyncPacketWriter<W>,
-    ) -> (Connection, mpsc::UnboundedReceiver<Packet>)
+    /// Starts the reader task over a transport whose handshake is done. `writer` is the raw write
+    /// half: packets are encoded by `jdwp-transports` and written here whole. Commands the VM
+    /// sends (event composites) go to the returned channel, which ends when the connection closes.
+    pub fn start<R, W>(reader: AsyncPacketReader<R>, writer: W) -> (Connection, mpsc::UnboundedReceiver<Packet>)
     where
         R: AsyncRead + Send + Unpin + 'static,
         W: AsyncWrite + Send + Unpin + 'static,
     {
+        let (stop_tx, stop_rx) = oneshot::channel();
         let inner = Arc::new(Inner {
-            writer: Box::new(writer),
+            writer: Arc::new(tokio::sync::Mutex::new(Box::new(writer))),
             pending: Mutex::new(Pending { waiting: HashMap::new(), closed: None }),
             next_id: AtomicU32::new(1),
             sizes: RwLock::new(IdSizes::default()),
+            sent: AtomicU64::new(0),
+            call_timeout: AtomicU64::new(0),
+            process: OnceLock::new(),
+            _stop_reader: stop_tx,
         });
         let (events_tx, events_rx) = mpsc::unbounded_channel();
-        tokio::spawn(read_loop(reader, Arc::downgrade(&inner), events_tx));
+        tokio::spawn(read_loop(reader, Arc::downgrade(&inner), events_tx, stop_rx));
         (Connection { inner }, events_rx)
     }
 
@@ -85,13 +88,48 @@ impl Connection {
         *self.inner.sizes.write().unwrap_or_else(|e| e.into_inner()) = sizes;
     }
 
-    /// Whether the transport has closed.
+    /// Whether the connection is dead (transport closed or a write failed).
     pub fn is_closed(&self) -> bool {
-        self.lock_pending().closed.is_some()
+        self.inner.lock_pending().closed.is_some()
     }
 
-    fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {
-        self.inner.pending.lock().unwrap_or_else(|e| e.into_inner())
+    /// How many commands have been written so far: a cheap way for tests to prove that
+    /// something was answered from a cache.
+    pub fn commands_sent(&self) -> u64 {
+        self.inner.sent.load(Ordering::Relaxed)
+    }
+
+    /// How many calls are waiting for their reply right now.
+    pub fn pending_calls(&self) -> usize {
+        self.inner.lock_pending().waiting.len()
+    }
+
+    /// Limits how long each call waits (for the writer and for its reply); `None` (the default)
+    /// waits as long as the connection lives. A call that times out fails with
+    /// [`JdiError::Timeout`]; its late reply is dropped and the connection stays usable.
+    pub fn set_call_timeout(&self, timeout: Option<Duration>) {
+        // 0 means "none", so a zero timeout is stored as the shortest non-zero one.
+        let nanos = timeout.map_or(0, |t| u64::try_from(t.as_nanos()).unwrap_or(u64::MAX).max(1));
+        self.inner.call_timeout.store(nanos, Ordering::Relaxed);
+    }
+
+    /// The per-call timeout in force.
+    pub fn call_timeout(&self) -> Option<Duration> {
+        match self.inner.call_timeout.load(Ordering::Relaxed) {
+            0 => None,
+            nanos => Some(Duration::from_nanos(nanos)),
+        }
+    }
+
+    /// The launched JVM behind this connection, if [`crate::launch`] started it.
+    pub fn process(&self) -> Option<Process> {
+        self.inner.process.get().map(|p| p.0.clone())
+    }
+
+    /// Ties a launched process to this connection: it is killed when the connection goes.
+    pub(crate) fn own_process(&self, process: KillOnDrop) {
+        // A second process cannot happen (one launch, one connection); it would be killed here.
+        let _ = self.inner.process.set(process);
     }
 
     /// Sends a command and waits for its typed reply.
@@ -101,27 +139,40 @@ impl Connection {
         codec::decode_body(&body, sizes).map_err(|source| JdiError::Decode { command: C::QUALIFIED_NAME, source })
     }
 
+    /// [`Connection::send`] with its own timeout instead of the connection's.
+    pub async fn send_with_timeout<C: Command>(&self, command: &C, timeout: Duration) -> Result<C::Reply> {
+        let sizes = self.id_sizes();
+        let body = codec::encode_body(command, sizes);
+        let body = with_timeout(Some(timeout), C::QUALIFIED_NAME, self.call(C::SET, C::CMD, body, C::QUALIFIED_NAME))
+            .await?;
+        codec::decode_body(&body, sizes).map_err(|source| JdiError::Decode { command: C::QUALIFIED_NAME, source })
+    }
+
     /// Sends an already-encoded command and returns the reply body (or the VM's error).
     pub async fn send_raw(&self, set: u8, cmd: u8, body: Vec<u8>, name: &'static str) -> Result<Vec<u8>> {
+        with_timeout(self.call_timeout(), name, self.call(set, cmd, body, name)).await
+    }
+
+    async fn call(&self, set: u8, cmd: u8, body: Vec<u8>, name: &'static str) -> Result<Vec<u8>> {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
         {
-            let mut pending = self.lock_pending();
+            let mut pending = self.inner.lock_pending();
             if let Some(reason) = &pending.closed {
                 return Err(JdiError::Disconnected { reason: Some(reason.clone()) });
             }
             pending.waiting.insert(id, tx);
         }
-        let packet = Packet::command(id, set, cmd, body);
-        if let Err(e) = self.inner.writer.write(&packet).await {
-            self.lock_pending().waiting.remove(&id);
-            return Err(JdiError::Disconnected { reason: Some(format!("sending {name}: {e}")) });
-        }
+        // Unregisters the call if it is abandoned (timeout, cancellation, error) before a reply.
+        let mut registered = Registration { inner: &self.inner, id, armed: true };
+        let bytes = Packet::command(id, set, cmd, body).encode().map_err(|e| JdiError::Transport(e.into()))?;
+        self.write(bytes, name).await?;
+        self.inner.sent.fetch_add(1, Ordering::Relaxed);
         tracing::trace!(id, name, "command sent");
-        let reply = rx.await.map_err(|_| {
-            let reason = self.lock_pending().closed.clone();
-            JdiError::Disconnected { reason }
-        })?;
+        let reply = rx.await;
+        // Either the reader delivered the reply or the connection closed: the entry is gone.
+        registered.armed = false;
+        let reply = reply.map_err(|_| JdiError::Disconnected { reason: self.inner.lock_pending().closed.clone() })?;
         match reply.kind {
             PacketKind::Reply { error } if error == ErrorCode::NONE => Ok(reply.body),
             PacketKind::Reply { error } => Err(JdiError::Jdwp { command: name, code: error }),
@@ -130,19 +181,121 @@ impl Connection {
         }
     }
 
+    /// Writes one whole packet. Waiting for the writer lock is cancel-safe; after that nothing
+    /// awaits until the packet is written or handed to a task that finishes it.
+    async fn write(&self, bytes: Vec<u8>, name: &'static str) -> Result<()> {
+        let mut stream = self.inner.writer.clone().lock_owned().await;
+        let failed = move |inner: &Inner, e: io::Error| {
+            let reason = format!("sending {name}: {e}");
+            inner.close(reason.clone());
+            JdiError::Disconnected { reason: Some(reason) }
+        };
+        let written = match write_without_waiting(&mut stream, &bytes) {
+            Ok(None) => return Ok(()),
+            Ok(Some(written)) => written,
+            Err(e) => return Err(failed(&self.inner, e)),
+        };
+        // The socket is full: finish in a task that holds the lock, so packets never interleave.
+        // If that fails, closing the connection fails this call (and every other) promptly.
+        let inner = Arc::downgrade(&self.inner);
+        tokio::spawn(async move {
+            let result = async {
+                stream.write_all(&bytes[written..]).await?;
+                stream.flush().await
+            }
+            .await;
+            drop(stream);
+            if let (Err(e), Some(inner)) = (result, inner.upgrade()) {
+                failed(&inner, e);
+            }
+        });
+        Ok(())
+    }
+
     /// Closes the write side; the VM then sees the debugger go away.
     pub async fn shutdown(&self) {
-        let _ = self.inner.writer.close().await;
+        let _ = self.inner.writer.lock().await.shutdown().await;
+    }
+}
+
+async fn with_timeout<T>(
+    timeout: Option<Duration>,
+    name: &'static str,
+    call: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    match timeout {
+        None => call.await,
+        Some(t) => tokio::time::timeout(t, call)
+            .await
+            .unwrap_or_else(|_| Err(JdiError::Timeout(format!("waiting {t:?} for the reply to {name}")))),
+    }
+}
+
+/// Writes and flushes as much of `bytes` as `stream` takes without waiting. `Ok(None)`: all
+/// written and flushed; `Ok(Some(n))`: `n` bytes written, the rest (or the flush) must wait.
+fn write_without_waiting(stream: &mut Stream, bytes: &[u8]) -> io::Result<Option<usize>> {
+    let mut cx = Context::from_waker(Waker::noop());
+    let mut written = 0;
+    while written < bytes.len() {
+        match Pin::new(&mut *stream).poll_write(&mut cx, &bytes[written..]) {
+            Poll::Ready(Ok(0)) => return Err(io::ErrorKind::WriteZero.into()),
+            Poll::Ready(Ok(n)) => written += n,
+            Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => {}
+            Poll::Ready(Err(e)) => return Err(e),
+            Poll::Pending => return Ok(Some(written)),
+        }
+    }
+    match Pin::new(&mut *stream).poll_flush(&mut cx) {
+        Poll::Ready(Ok(())) => Ok(None),
+        Poll::Ready(Err(e)) => Err(e),
+        Poll::Pending => Ok(Some(written)),
+    }
+}
+
+struct Registration<'a> {
+    inner: &'a Inner,
+    id: u32,
+    armed: bool,
+}
+
+impl Drop for Registration<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.inner.lock_pending().waiting.remove(&self.id);
+        }
+    }
+}
+
+impl Inner {
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Marks the connection dead and fails every pending call (dropping their senders wakes them).
+    fn close(&self, reason: String) {
+        let waiting = {
+            let mut pending = self.lock_pending();
+            pending.closed.get_or_insert(reason);
+            std::mem::take(&mut pending.waiting)
+        };
+        drop(waiting);
     }
 }
 
 async fn read_loop<R: AsyncRead + Unpin>(
     mut reader: AsyncPacketReader<R>,
-    inner: std::sync::Weak<Inner>,
+    inner: Weak<Inner>,
     events: mpsc::UnboundedSender<Packet>,
+    mut stop: oneshot::Receiver<()>,
 ) {
     let reason = loop {
-        match reader.read_packet().await {
+        let packet = tokio::select! {
+            biased;
+            packet = reader.read_packet() => packet,
+            // Every handle on the connection is gone.
+            _ = &mut stop => return,
+        };
+        match packet {
             Ok(Some(packet)) => {
                 let Some(inner) = inner.upgrade() else { return };
                 route(&inner, &events, packet);
@@ -153,22 +306,19 @@ async fn read_loop<R: AsyncRead + Unpin>(
     };
     tracing::debug!(%reason, "JDWP connection closed");
     if let Some(inner) = inner.upgrade() {
-        let mut pending = inner.pending.lock().unwrap_or_else(|e| e.into_inner());
-        pending.closed = Some(reason);
-        // Dropping the senders wakes every waiting caller with an error.
-        pending.waiting.clear();
+        inner.close(reason);
     }
 }
 
 fn route(inner: &Inner, events: &mpsc::UnboundedSender<Packet>, packet: Packet) {
     match packet.kind {
         PacketKind::Reply { .. } => {
-            let waiter = inner.pending.lock().unwrap_or_else(|e| e.into_inner()).waiting.remove(&packet.id);
+            let waiter = inner.lock_pending().waiting.remove(&packet.id);
             match waiter {
                 Some(tx) => {
                     let _ = tx.send(packet);
                 }
-                None => tracing::warn!(id = packet.id, "reply to no pending command"),
+                None => tracing::debug!(id = packet.id, "reply to a call that gave up"),
             }
         }
         PacketKind::Command { set, cmd } => {

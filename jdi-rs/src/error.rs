@@ -22,15 +22,30 @@ pub enum JdiError {
     /// Connecting, the handshake or the transport failed.
     #[error(transparent)]
     Transport(#[from] TransportError),
-    /// A step did not finish in time.
+    /// Something did not finish in time (a reply, a connection, an event).
     #[error("timed out {0}")]
     Timeout(String),
     /// Launching the target VM failed.
     #[error("launching the target VM: {0}")]
     Launch(String),
+    /// The launched JVM exited before its agent connected; `stderr` usually says why.
+    #[error("the launched JVM exited ({status}) before its agent connected; command: {command}{}", stderr_suffix(stderr))]
+    ExitedBeforeConnecting { status: String, command: String, stderr: String },
+    /// The target VM lacks a capability the operation needs.
+    #[error("the target VM cannot {0}")]
+    Unsupported(&'static str),
+    /// A type an operation needs is not loaded (JDI's `ClassNotLoadedException`): resolving a
+    /// field's, argument's or component's type that no loader has loaded yet. Holds its name.
+    #[error("class {0} is not loaded")]
+    ClassNotLoaded(String),
     /// A caller asked for something the mirror cannot give (wrong value type, bad argument).
     #[error("{0}")]
     InvalidArgument(String),
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    let stderr = stderr.trim_end();
+    if stderr.is_empty() { String::new() } else { format!("; its stderr:\n{stderr}") }
 }
 
 impl JdiError {
@@ -39,6 +54,28 @@ impl JdiError {
         match self {
             JdiError::Jdwp { code, .. } => Some(*code),
             _ => None,
+        }
+    }
+
+    /// The command the VM refused, for JDWP errors (`"ObjectReference.ReferenceType"`).
+    pub fn command(&self) -> Option<&'static str> {
+        match self {
+            JdiError::Jdwp { command, .. } | JdiError::Decode { command, .. } => Some(command),
+            _ => None,
+        }
+    }
+
+    /// Whether the connection is gone (every later call fails the same way).
+    pub fn is_disconnected(&self) -> bool {
+        matches!(self, JdiError::Disconnected { .. })
+    }
+
+    /// Whether something timed out: a reply, connecting, the handshake or a launch.
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            JdiError::Timeout(_) => true,
+            JdiError::Transport(e) => e.is_timeout(),
+            _ => false,
         }
     }
 }

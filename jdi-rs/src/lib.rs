@@ -18,17 +18,24 @@
 
 mod connect;
 pub mod connection;
+pub mod deadlock;
 mod error;
 pub mod event;
 pub mod mirrors;
 pub mod names;
+mod process;
+mod value;
 mod vm;
 
 pub use connect::{DEFAULT_TIMEOUT, LaunchOptions, Launched, Listener, attach, launch};
 pub use error::{JdiError, Result};
-pub use event::{EventQueue, EventRequest, EventRequestManager, EventSet, RequestId};
+pub use event::{
+    EventExt, EventQueue, EventRequest, EventRequestManager, EventSet, RequestHandle, RequestId, RequestState,
+};
 pub use jdwp_protocol as protocol;
 pub use jdwp_protocol::commands::event::Event;
 pub use jdwp_protocol::{EventKind, Location, StepDepth, StepSize, SuspendPolicy, Tag, ThreadStatus, Value};
 pub use mirrors::*;
+pub use process::Process;
+pub use value::ValueMirror;
 pub use vm::{Version, VirtualMachine};

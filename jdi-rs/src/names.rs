@@ -70,6 +70,37 @@ pub fn split_method_signature(sig: &str) -> Option<(Vec<String>, String)> {
     Some((out, ret.to_string()))
 }
 
+/// Whether `sig` is the signature of a primitive type (`Z B C S I J F D`; not `V`).
+pub fn is_primitive_signature(sig: &str) -> bool {
+    matches!(sig, "Z" | "B" | "C" | "S" | "I" | "J" | "F" | "D")
+}
+
+/// Whether `sig` names a reference type: a class, interface or array signature.
+pub fn is_reference_signature(sig: &str) -> bool {
+    sig.starts_with('[') || (sig.starts_with('L') && sig.ends_with(';'))
+}
+
+/// The component signature of an array signature: `[[I` → `[I`; `None` for non-arrays.
+pub fn component_signature(sig: &str) -> Option<&str> {
+    sig.strip_prefix('[').filter(|c| !c.is_empty())
+}
+
+/// The package of a class signature, in source form: `Ljava/lang/String;` → `java.lang`, `LDemo;` → ``.
+pub fn package_of_signature(sig: &str) -> String {
+    let class = sig.strip_prefix('L').and_then(|s| s.strip_suffix(';')).unwrap_or(sig);
+    class.rsplit_once('/').map(|(pkg, _)| pkg.replace('/', ".")).unwrap_or_default()
+}
+
+/// Where a class's source file lives relative to a source root: its package directories plus the
+/// source file name (`Ljava/lang/String;` + `String.java` → `java/lang/String.java`).
+pub fn source_path(class_signature: &str, source_name: &str) -> String {
+    let class = class_signature.strip_prefix('L').and_then(|s| s.strip_suffix(';')).unwrap_or(class_signature);
+    match class.rsplit_once('/') {
+        Some((dirs, _)) => format!("{dirs}/{source_name}"),
+        None => source_name.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -93,5 +124,20 @@ mod tests {
         assert_eq!(args, ["I", "[J", "Ljava/lang/String;", "[[LFoo;", "Z"]);
         assert_eq!(ret, "V");
         assert!(split_method_signature("(L").is_none());
+    }
+
+    #[test]
+    fn signature_kinds_components_and_packages() {
+        assert!(is_primitive_signature("J"));
+        assert!(!is_primitive_signature("V"));
+        assert!(!is_primitive_signature("[I"));
+        assert!(is_reference_signature("[I") && is_reference_signature("LFoo;") && !is_reference_signature("I"));
+        assert_eq!(component_signature("[[I"), Some("[I"));
+        assert_eq!(component_signature("[Ljava/lang/String;"), Some("Ljava/lang/String;"));
+        assert_eq!(component_signature("I"), None);
+        assert_eq!(package_of_signature("Ljava/lang/String;"), "java.lang");
+        assert_eq!(package_of_signature("LDemo;"), "");
+        assert_eq!(source_path("Ljava/util/Map$Entry;", "Map.java"), "java/util/Map.java");
+        assert_eq!(source_path("LDemo;", "Demo.java"), "Demo.java");
     }
 }

@@ -1,8 +1,73 @@
 //! The JDWP agent: a `cdylib` loaded into a HotSpot JVM (`-agentpath:libjdwp_agent.so=...`, or in
 //! place of the JDK's `libjdwp.so`) that serves debuggers over JDWP using JVMTI.
 //!
-//! Status: not built yet. The layout is planned in `ARCHITECTURE.md`: a JVMTI FFI layer, a small VM
-//! interface behind which the agent's decisions (event filters, step state, suspend counts, ID
-//! tables) are unit-tested, one module per command set with a dispatch table, event handling,
-//! step control and thread control in their own modules. The library exports no `Agent_OnLoad`
-//! yet, so a JVM refuses to load it rather than running a half-made agent.
+//! Status: the foundation. The layout is planned in `ARCHITECTURE.md`; built so far:
+//!
+//! * [`jvmti`] — the JVMTI function table, structures and constants ([`jvmti::sys`], raw FFI
+//!   written from the spec) and thin safe wrappers ([`jvmti::Jvmti`]) that return
+//!   `Result<_, JvmtiError>`, free JVMTI memory on drop and map every JVMTI error to a JDWP one;
+//! * [`jni`] — the JNI calls the agent makes, over `jni-sys`, with exceptions turned into errors
+//!   and local frames as RAII guards;
+//! * [`options`] — the `-agentlib:jdwp=...` option string, parsed as the JDK's agent parses it.
+//!
+//! Still to come: the loader (`Agent_OnLoad`), the VM interface, the command sets, event
+//! handling, step and thread control. The library exports no `Agent_OnLoad` yet, so a JVM refuses
+//! to load it rather than running a half-made agent.
+//!
+//! Every function the VM calls (exports and JVMTI callbacks) must run its body inside `guard`,
+//! so that no panic unwinds into the VM.
+
+pub mod dispatch;
+pub mod events;
+pub mod jni;
+pub mod jvmti;
+pub mod options;
+pub mod session;
+pub mod thread_control;
+
+use std::panic::{AssertUnwindSafe, UnwindSafe};
+
+/// Runs `f`, returning `default` instead if it panics: a panic must never unwind out of an
+/// `extern "C"` function into the VM (that aborts the process at best).
+///
+/// The panic is logged with `tracing` (the default panic hook has already printed it to stderr
+/// unless the loader replaced the hook).
+#[cfg_attr(not(test), expect(dead_code, reason = "used by the loader and the JVMTI callbacks, which come next"))]
+pub(crate) fn guard<F: FnOnce() -> R + UnwindSafe, R>(default: R, f: F) -> R {
+    match std::panic::catch_unwind(f) {
+        Ok(value) => value,
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("(not a string)");
+            // Logging runs arbitrary subscriber code; a panic there must not escape either.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                tracing::error!(panic = message, "panic caught at the VM boundary; carrying on with a default");
+            }));
+            // Dropping the payload runs its destructor, which could itself panic.
+            let _ = std::panic::catch_unwind(AssertUnwindSafe(move || drop(payload)));
+            default
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::guard;
+
+    #[test]
+    fn guard_passes_values_through() {
+        assert_eq!(guard(0, || 42), 42);
+    }
+
+    #[test]
+    fn guard_turns_a_panic_into_the_default() {
+        assert_eq!(guard(-1, || -> i32 { panic!("boom") }), -1);
+        let formatted = guard("default", || -> &str { panic!("{} {}", "formatted", 1) });
+        assert_eq!(formatted, "default");
+        // A payload that is not a string.
+        assert_eq!(guard(7u8, || -> u8 { std::panic::panic_any(12345u64) }), 7);
+    }
+}

@@ -2,13 +2,22 @@
 //! that never changes (signatures, members, line and variable tables) is cached after the first
 //! round trip, so asking twice costs nothing.
 
+mod class_type;
+mod loader;
 mod object;
 mod reference_type;
 mod thread;
 
-pub use object::{ArrayReference, ObjectReference, StringReference};
-pub use reference_type::{Field, LineLocation, Method, ReferenceType, TypeInfo, Variable};
-pub use thread::{StackFrame, ThreadGroupReference, ThreadReference};
+pub use class_type::{ArrayType, ClassType, InterfaceType};
+pub(crate) use loader::ModuleInfo;
+pub use loader::{ClassLoaderReference, ClassObjectReference, ModuleReference};
+pub use object::{ArrayReference, InvokeResult, MonitorInfo, ObjectReference, StringReference};
+pub(crate) use reference_type::join_all;
+pub use reference_type::{
+    ClassFileVersion, ConstantPool, Field, FieldData, LineLocation, Method, PrimitiveType, ReferenceType, Type,
+    TypeInfo, Variable,
+};
+pub use thread::{OwnedMonitor, StackFrame, ThreadGroupReference, ThreadReference};
 
 use crate::vm::VirtualMachine;
 use jdwp_protocol::Location;

@@ -1,13 +1,20 @@
 //! Objects, strings and arrays.
+//!
+//! Writes (fields, array elements, invoke arguments) are checked against the declared type
+//! before anything is sent, as JDI does: the VM takes untagged values for fields and array
+//! elements, so a value of the wrong type would be stored as garbage rather than refused.
 
-use jdwp_protocol::commands::{array_reference as ar, object_reference as or, string_reference as sr};
-use jdwp_protocol::{ArrayId, ArrayRegion, ObjectId, Value};
+use jdwp_protocol::commands::{
+    array_reference as ar, class_type as ct, object_reference as or, reference_type as rt, string_reference as sr,
+};
+use jdwp_protocol::{ArrayId, ArrayRegion, ClassId, ObjectId, Value, invoke_options};
 
-use crate::error::Result;
-use crate::mirrors::{Field, Method, ReferenceType, ThreadReference};
+use super::class_type::{prepare_arguments, prepare_value};
+use crate::error::{JdiError, Result};
+use crate::mirrors::{ArrayType, Field, Method, ReferenceType, ThreadReference, Type};
 use crate::vm::VirtualMachine;
 
-/// Any object of the target VM.
+/// Any object of the target VM. Equal mirrors name the same object.
 #[derive(Clone)]
 pub struct ObjectReference {
     vm: VirtualMachine,
@@ -20,6 +27,14 @@ impl PartialEq for ObjectReference {
     }
 }
 
+impl Eq for ObjectReference {}
+
+impl std::hash::Hash for ObjectReference {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state);
+    }
+}
+
 impl std::fmt::Debug for ObjectReference {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "object {:#x}", self.id.0)
@@ -27,51 +42,146 @@ impl std::fmt::Debug for ObjectReference {
 }
 
 /// Who holds an object's monitor, how often, and who waits for it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct MonitorInfo {
+    /// The owning thread, `None` when the monitor is free.
     pub owner: Option<ThreadReference>,
+    /// How many times the owner has entered the monitor (nested `synchronized`).
     pub entry_count: i32,
+    /// Threads waiting to enter the monitor or to be notified (`wait()`).
     pub waiters: Vec<ThreadReference>,
 }
 
 /// The outcome of a method invocation: a value, or the exception it threw.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum InvokeResult {
+    /// The method returned; [`Value::Void`] for `void` methods.
     Returned(Value),
+    /// The method threw this exception (JDI's `InvocationException`).
     Threw(ObjectReference),
 }
 
+impl InvokeResult {
+    /// The returned value, if the method did not throw.
+    pub fn returned(&self) -> Option<Value> {
+        match self {
+            InvokeResult::Returned(v) => Some(*v),
+            InvokeResult::Threw(_) => None,
+        }
+    }
+
+    /// The thrown exception, if the method threw.
+    pub fn exception(&self) -> Option<&ObjectReference> {
+        match self {
+            InvokeResult::Returned(_) => None,
+            InvokeResult::Threw(e) => Some(e),
+        }
+    }
+}
+
 impl ObjectReference {
+    /// A mirror for an object ID obtained elsewhere (nothing checks that it names a live object).
     pub fn new(vm: VirtualMachine, id: ObjectId) -> ObjectReference {
         ObjectReference { vm, id }
     }
 
+    /// The object's JDWP ID.
     pub fn id(&self) -> ObjectId {
         self.id
     }
 
+    /// The VM the object lives in.
     pub fn vm(&self) -> &VirtualMachine {
         &self.vm
     }
 
-    /// The object's runtime type.
+    /// JDI's `uniqueID`: the object ID, unique among live objects for this connection.
+    pub fn unique_id(&self) -> u64 {
+        self.id.0
+    }
+
+    /// The object's runtime type (a class or an array type).
     pub async fn reference_type(&self) -> Result<ReferenceType> {
         let r = self.vm.send(&or::ReferenceType { object: self.id }).await?;
         self.vm.reference_type_of_kind(r.ref_type_tag, r.type_id).await
     }
 
-    /// Values of instance (or static) fields.
+    /// The value of one field (instance or static) of this object's class or a superclass.
+    pub async fn get_value(&self, field: &Field) -> Result<Value> {
+        let mut values = self.get_values(std::slice::from_ref(field)).await?;
+        values.pop().ok_or_else(|| short_reply("ObjectReference.GetValues"))
+    }
+
+    /// Values of fields, in order. Instance fields come in one round trip; static fields are read
+    /// from their declaring type, as JDI allows both here.
     pub async fn get_values(&self, fields: &[Field]) -> Result<Vec<Value>> {
-        let fields = fields.iter().map(|f| f.id).collect();
-        Ok(self.vm.send(&or::GetValues { object: self.id, fields }).await?.values)
+        let instance: Vec<_> = fields.iter().filter(|f| !f.is_static()).map(|f| f.id).collect();
+        let mut instance_values = if instance.is_empty() {
+            Vec::new()
+        } else {
+            self.vm.send(&or::GetValues { object: self.id, fields: instance }).await?.values
+        }
+        .into_iter();
+        let mut out = Vec::with_capacity(fields.len());
+        for field in fields {
+            let value = if field.is_static() {
+                let cmd = rt::GetValues { ref_type: field.declaring_type, fields: vec![field.id] };
+                self.vm.send(&cmd).await?.values.pop()
+            } else {
+                instance_values.next()
+            };
+            out.push(value.ok_or_else(|| short_reply("ObjectReference.GetValues"))?);
+        }
+        Ok(out)
     }
 
-    /// Sets instance fields; each value must have its field's type.
+    /// The field called `name` visible in the object's class: declared there or inherited
+    /// (see [`ReferenceType::field_by_name`]).
+    pub async fn field_by_name(&self, name: &str) -> Result<Option<Field>> {
+        self.reference_type().await?.field_by_name(name).await
+    }
+
+    /// The value of the field called `name` (see [`ObjectReference::field_by_name`]).
+    pub async fn get_value_by_name(&self, name: &str) -> Result<Option<Value>> {
+        match self.field_by_name(name).await? {
+            Some(f) => self.get_value(&f).await.map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Sets one field; see [`ObjectReference::set_values`].
+    pub async fn set_value(&self, field: &Field, value: Value) -> Result<()> {
+        self.set_values(&[(field.clone(), value)]).await
+    }
+
+    /// Sets fields after checking each value against the field's type (converting primitives
+    /// where that loses nothing, e.g. `Int(5)` into a `long` field); a mismatch is an
+    /// [`JdiError::InvalidArgument`] naming the field and both types, and nothing is written.
+    /// Static fields are written through their class; `static final` ones are refused.
     pub async fn set_values(&self, values: &[(Field, Value)]) -> Result<()> {
-        let values = values.iter().map(|(f, v)| or::FieldValue { field_id: f.id, value: *v }).collect();
-        self.vm.send(&or::SetValues { object: self.id, values }).await.map(drop)
+        let mut instance = Vec::new();
+        let mut statics = Vec::new();
+        for (field, value) in values {
+            let declaring = field.declaring_type().await?;
+            let what = format!("field {}.{}", declaring.name(), field.name);
+            if field.is_static() && field.is_final() {
+                return Err(JdiError::InvalidArgument(format!("cannot set {what}: it is static and final")));
+            }
+            let value = prepare_value(&declaring, *value, &field.signature, &what).await?;
+            let fv = or::FieldValue { field_id: field.id, value };
+            if field.is_static() { statics.push((declaring.id(), fv)) } else { instance.push(fv) }
+        }
+        if !instance.is_empty() {
+            self.vm.send(&or::SetValues { object: self.id, values: instance }).await?;
+        }
+        for (declaring, fv) in statics {
+            self.vm.send(&ct::SetValues { clazz: ClassId(declaring.0), values: vec![fv] }).await?;
+        }
+        Ok(())
     }
 
+    /// Who owns the monitor, its entry count and its waiters. The VM answers only while every
+    /// thread is suspended (`THREAD_NOT_SUSPENDED` otherwise).
     pub async fn monitor_info(&self) -> Result<MonitorInfo> {
         let r = self.vm.send(&or::MonitorInfo { object: self.id }).await?;
         Ok(MonitorInfo {
@@ -81,7 +191,28 @@ impl ObjectReference {
         })
     }
 
-    /// Invokes `method` on this object in `thread` (which must be suspended by an event).
+    /// The thread owning the monitor, if any.
+    pub async fn owning_thread(&self) -> Result<Option<ThreadReference>> {
+        Ok(self.monitor_info().await?.owner)
+    }
+
+    /// How many times the owner entered the monitor (0 when free).
+    pub async fn entry_count(&self) -> Result<i32> {
+        Ok(self.monitor_info().await?.entry_count)
+    }
+
+    /// Threads waiting for the monitor.
+    pub async fn waiting_threads(&self) -> Result<Vec<ThreadReference>> {
+        Ok(self.monitor_info().await?.waiters)
+    }
+
+    /// Invokes instance `method` on this object in `thread`, which must be suspended by an event
+    /// (a breakpoint, a step...). `options` takes [`invoke_options`] bits: by default every
+    /// thread runs during the call (`INVOKE_SINGLE_THREADED`: only `thread`) and the method is
+    /// dispatched on the object's class (`INVOKE_NONVIRTUAL`: exactly `method`, even if
+    /// overridden). Arguments are checked and converted like field values (a varargs method's
+    /// trailing arguments are packed into an array). When the call returns, the threads it
+    /// resumed are suspended again; frames fetched before are stale.
     pub async fn invoke_method(
         &self,
         thread: &ThreadReference,
@@ -89,10 +220,32 @@ impl ObjectReference {
         arguments: Vec<Value>,
         options: i32,
     ) -> Result<InvokeResult> {
+        let describe = || format!("{}{}", method.name(), method.signature());
+        if method.is_static() || method.name().starts_with('<') {
+            return Err(JdiError::InvalidArgument(format!(
+                "{} is not an instance method; invoke static methods and constructors through their class",
+                describe()
+            )));
+        }
+        if options & invoke_options::INVOKE_NONVIRTUAL != 0 && method.is_abstract() {
+            return Err(JdiError::InvalidArgument(format!("cannot invoke abstract {} non-virtually", describe())));
+        }
+        // The VM calls whatever method ID it is given; one of an unrelated class must not reach it.
+        let declaring = self.vm.reference_type(method.declaring_type_id()).await?;
+        let object_type = self.reference_type().await?;
+        if !object_type.is_assignable_to(declaring.signature()).await? {
+            return Err(JdiError::InvalidArgument(format!(
+                "{} is declared by {}, which {} does not extend or implement",
+                describe(),
+                declaring.name(),
+                object_type.name()
+            )));
+        }
+        let arguments = prepare_arguments(method, arguments).await?;
         let cmd = or::InvokeMethod {
             object: self.id,
             thread: thread.id(),
-            clazz: jdwp_protocol::ClassId(method.declaring_type_id().0),
+            clazz: ClassId(declaring.id().0),
             method_id: method.id(),
             arguments,
             options,
@@ -105,14 +258,18 @@ impl ObjectReference {
         })
     }
 
+    /// Keeps the object from being garbage collected until [`ObjectReference::enable_collection`]
+    /// (the VM counts the calls).
     pub async fn disable_collection(&self) -> Result<()> {
         self.vm.send(&or::DisableCollection { object: self.id }).await.map(drop)
     }
 
+    /// Undoes one [`ObjectReference::disable_collection`].
     pub async fn enable_collection(&self) -> Result<()> {
         self.vm.send(&or::EnableCollection { object: self.id }).await.map(drop)
     }
 
+    /// Whether the object has been garbage collected (its ID then names nothing).
     pub async fn is_collected(&self) -> Result<bool> {
         Ok(self.vm.send(&or::IsCollected { object: self.id }).await?.is_collected)
     }
@@ -124,63 +281,152 @@ impl ObjectReference {
     }
 }
 
+/// A reply with fewer values than were asked for: it ended where the next value should be.
+pub(crate) fn short_reply(command: &'static str) -> JdiError {
+    JdiError::Decode { command, source: jdwp_protocol::DecodeError::Truncated { offset: 0, needed: 1, available: 0 } }
+}
+
 /// A `java.lang.String`.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct StringReference(pub ObjectReference);
 
 impl StringReference {
+    /// A mirror for the ID of a `java.lang.String`.
     pub fn new(vm: VirtualMachine, id: ObjectId) -> StringReference {
         StringReference(ObjectReference::new(vm, id))
     }
 
+    /// The string as a plain object.
+    pub fn as_object(&self) -> &ObjectReference {
+        &self.0
+    }
+
+    /// The string's characters.
     pub async fn value(&self) -> Result<String> {
         Ok(self.0.vm.send(&sr::ValueCmd { string_object: self.0.id }).await?.string_value)
     }
 }
 
 /// An array.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct ArrayReference(pub ObjectReference);
 
-/// Elements fetched per round trip, so one huge array does not make one huge packet.
+/// Elements per round trip, so a huge array does not make one huge packet.
 const ARRAY_CHUNK: i32 = 16 * 1024;
 
 impl ArrayReference {
+    /// A mirror for the ID of an array.
     pub fn new(vm: VirtualMachine, id: ObjectId) -> ArrayReference {
         ArrayReference(ObjectReference::new(vm, id))
+    }
+
+    /// The array as a plain object.
+    pub fn as_object(&self) -> &ObjectReference {
+        &self.0
     }
 
     fn array_id(&self) -> ArrayId {
         self.0.id.into()
     }
 
+    /// The number of elements.
     pub async fn length(&self) -> Result<i32> {
         Ok(self.0.vm.send(&ar::Length { array_object: self.array_id() }).await?.array_length)
     }
 
-    /// Elements `first..first+length`, fetched in chunks.
+    /// Element `index`.
+    pub async fn get_value(&self, index: i32) -> Result<Value> {
+        let mut values = self.get_values_range(index, 1).await?;
+        values.pop().ok_or_else(|| short_reply("ArrayReference.GetValues"))
+    }
+
+    /// Elements `first..first+length` (`length` -1: to the end). Large ranges are fetched in
+    /// chunks whose requests are all in flight at once.
     pub async fn get_values_range(&self, first: i32, length: i32) -> Result<Vec<Value>> {
-        let mut out = Vec::with_capacity(length.max(0) as usize);
+        let length = if length == -1 { self.length().await? - first } else { length };
+        if first < 0 || length < 0 {
+            return Err(JdiError::InvalidArgument(format!("bad array range: first {first}, length {length}")));
+        }
+        let end = first
+            .checked_add(length)
+            .ok_or_else(|| JdiError::InvalidArgument(format!("bad array range: first {first}, length {length}")))?;
+        // Nothing to ask for (HotSpot's agent even refuses an empty read at index 0 of an empty
+        // array with INVALID_INDEX).
+        if length == 0 {
+            return Ok(Vec::new());
+        }
+        let mut pending = Vec::new();
         let mut index = first;
-        let end = first.saturating_add(length);
         while index < end {
             let n = (end - index).min(ARRAY_CHUNK);
+            let vm = self.0.vm.clone();
             let cmd = ar::GetValues { array_object: self.array_id(), first_index: index, length: n };
-            let region: ArrayRegion = self.0.vm.send(&cmd).await?.values;
-            out.extend(region.values());
+            pending.push(tokio::spawn(async move { vm.send(&cmd).await }));
             index += n;
+        }
+        let mut out = Vec::with_capacity(length as usize);
+        for task in pending {
+            let region: ArrayRegion = task
+                .await
+                .map_err(|e| JdiError::Disconnected { reason: Some(format!("array read task failed: {e}")) })??
+                .values;
+            out.extend(region.values());
         }
         Ok(out)
     }
 
+    /// Every element.
     pub async fn get_values(&self) -> Result<Vec<Value>> {
-        let len = self.length().await?;
-        self.get_values_range(0, len).await
+        self.get_values_range(0, -1).await
     }
 
-    /// Writes elements from `first`; values must have the component type.
+    /// Sets element `index`; see [`ArrayReference::set_values`].
+    pub async fn set_value(&self, index: i32, value: Value) -> Result<()> {
+        self.set_values(index, vec![value]).await
+    }
+
+    /// Writes `values` from index `first` on, after checking (and converting) each against the
+    /// component type like a field write; nothing is written if one does not fit. Large writes
+    /// go in chunks.
     pub async fn set_values(&self, first: i32, values: Vec<Value>) -> Result<()> {
-        let cmd = ar::SetValues { array_object: self.array_id(), first_index: first, values };
-        self.0.vm.send(&cmd).await.map(drop)
+        if values.is_empty() {
+            return Ok(());
+        }
+        let array_type = self.array_type().await?;
+        let component = array_type.component_signature().to_string();
+        let mut checked = Vec::with_capacity(values.len());
+        for (i, v) in values.into_iter().enumerate() {
+            let what = format!("element {} of {}", i64::from(first) + i as i64, array_type.name());
+            checked.push(prepare_value(&array_type, v, &component, &what).await?);
+        }
+        let mut index = first;
+        for chunk in checked.chunks(ARRAY_CHUNK as usize) {
+            let cmd = ar::SetValues { array_object: self.array_id(), first_index: index, values: chunk.to_vec() };
+            self.0.vm.send(&cmd).await?;
+            index += chunk.len() as i32;
+        }
+        Ok(())
+    }
+
+    /// The array's type.
+    pub async fn array_type(&self) -> Result<ArrayType> {
+        let ty = self.0.reference_type().await?;
+        ty.as_array().ok_or_else(|| JdiError::InvalidArgument(format!("{} is not an array type", ty.name())))
+    }
+
+    /// The JNI signature of the elements' declared type: `I`, `Ljava/lang/String;`, `[I`.
+    pub async fn component_signature(&self) -> Result<String> {
+        Ok(self.array_type().await?.component_signature().to_string())
+    }
+
+    /// The Java name of the component type: `int`, `java.lang.String`, `int[]`.
+    pub async fn component_type_name(&self) -> Result<String> {
+        Ok(self.array_type().await?.component_type_name())
+    }
+
+    /// The component type ([`JdiError::ClassNotLoaded`] for a reference type the array's
+    /// loader has not loaded).
+    pub async fn component_type(&self) -> Result<Type> {
+        self.array_type().await?.component_type().await
     }
 }

@@ -1,34 +1,249 @@
-//! Reference types (classes, interfaces, arrays) and their members.
+//! Reference types (classes, interfaces, arrays), their members ([`Method`], [`Field`],
+//! [`Variable`]) and the [`Type`] of values.
+//!
+//! What never changes about a type (signatures, modifiers, members, superclass, interfaces, loader,
+//! module, line and variable tables) is fetched once and kept in the type's [`TypeInfo`], which the
+//! [`VirtualMachine`] shares between every mirror of that type. Derived lists (visible and
+//! inherited members) are recomputed from those caches without a round trip. A redefinition
+//! replaces what it can change (methods and their tables, source information, the class file
+//! version and constant pool).
+//!
+//! Cached data holds no [`VirtualMachine`] (the VM owns the caches, so that would be a cycle);
+//! mirrors are built around it when asked for.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::ops::Deref;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use jdwp_protocol::commands::{class_type as ct, method as mc, reference_type as rt};
-use jdwp_protocol::{ClassId, FieldId, Location, MethodId, ReferenceTypeId, TypeTag, Value, modifiers};
+use jdwp_protocol::{
+    ClassLoaderId, ClassObjectId, ErrorCode, FieldId, Location, MethodId, ModuleId, ReferenceTypeId, Tag, TypeTag,
+    Value, class_status, modifiers,
+};
 use tokio::sync::OnceCell;
 
 use crate::error::{JdiError, Result};
+use crate::mirrors::{
+    ArrayType, ClassLoaderReference, ClassObjectReference, ClassType, InterfaceType, ModuleReference, ObjectReference,
+};
 use crate::names;
 use crate::vm::VirtualMachine;
 
-/// What is cached about one reference type.
+/// JDWP's marker for synthetic members (the class file's `ACC_SYNTHETIC` is honoured as well).
+const SYNTHETIC_BITS: i32 = modifiers::SYNTHETIC | modifiers::SYNTHETIC_JDWP;
+/// How many commands helpers keep in flight at once when they ask about many types.
+const CONCURRENCY: usize = 64;
+
+/// What is cached about one reference type (shared by all its mirrors).
 pub struct TypeInfo {
     tag: TypeTag,
     signature: OnceLock<String>,
-    methods: OnceCell<Vec<Method>>,
-    fields: OnceCell<Vec<Field>>,
+    generic_signature: OnceCell<Option<String>>,
+    modifiers: OnceCell<i32>,
+    fields: OnceCell<Vec<Arc<FieldData>>>,
+    superclass: OnceCell<Option<ReferenceTypeId>>,
+    interfaces: OnceCell<Vec<ReferenceTypeId>>,
+    class_loader: OnceCell<ClassLoaderId>,
+    module: OnceCell<ModuleId>,
+    class_object: OnceCell<ClassObjectId>,
+    /// What a redefinition can change; swapped for an empty one when the type is redefined.
+    code: Mutex<Arc<CodeInfo>>,
+}
+
+#[derive(Default)]
+struct CodeInfo {
+    methods: OnceCell<Vec<Arc<MethodData>>>,
+    /// `None`: the class file has no `SourceFile` attribute.
+    source_name: OnceCell<Option<String>>,
+    /// `None`: no `SourceDebugExtension` attribute.
+    source_debug_extension: OnceCell<Option<String>>,
+    class_file_version: OnceCell<ClassFileVersion>,
+    constant_pool: OnceCell<ConstantPool>,
 }
 
 impl TypeInfo {
     pub(crate) fn new(tag: TypeTag) -> TypeInfo {
-        TypeInfo { tag, signature: OnceLock::new(), methods: OnceCell::new(), fields: OnceCell::new() }
+        TypeInfo {
+            tag,
+            signature: OnceLock::new(),
+            generic_signature: OnceCell::new(),
+            modifiers: OnceCell::new(),
+            fields: OnceCell::new(),
+            superclass: OnceCell::new(),
+            interfaces: OnceCell::new(),
+            class_loader: OnceCell::new(),
+            module: OnceCell::new(),
+            class_object: OnceCell::new(),
+            code: Mutex::new(Arc::default()),
+        }
     }
 
     pub(crate) fn set_signature(&self, sig: String) {
         let _ = self.signature.set(sig);
     }
+
+    /// Records a generic signature a reply carried (empty: the type has none).
+    pub(crate) fn set_generic_signature(&self, generic: String) {
+        let _ = self.generic_signature.set(Some(generic).filter(|g| !g.is_empty()));
+    }
+
+    /// Forgets what a redefinition may have changed.
+    pub(crate) fn reset_code(&self) {
+        *self.code.lock().unwrap_or_else(|e| e.into_inner()) = Arc::default();
+    }
+
+    fn code(&self) -> Arc<CodeInfo> {
+        self.code.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
 }
 
-/// A class, interface or array type in the target VM.
+/// The major and minor version of a class file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ClassFileVersion {
+    /// `major_version` of the class file (61 for Java 17).
+    pub major: i32,
+    /// `minor_version` of the class file.
+    pub minor: i32,
+}
+
+/// A class file's constant pool: `constant_pool_count` and the raw entries, as in the class file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConstantPool {
+    /// The class file's `constant_pool_count` (one more than the number of entries).
+    pub count: i32,
+    /// The entries in class file format, without the count.
+    pub bytes: Vec<u8>,
+}
+
+/// A primitive type. Primitive types are not reference types: they have no [`ReferenceType`]
+/// mirror and [`VirtualMachine::classes_by_name`] never returns them; name them with
+/// [`PrimitiveType::from_name`] instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PrimitiveType {
+    /// `boolean`
+    Boolean,
+    /// `byte`
+    Byte,
+    /// `char`
+    Char,
+    /// `short`
+    Short,
+    /// `int`
+    Int,
+    /// `long`
+    Long,
+    /// `float`
+    Float,
+    /// `double`
+    Double,
+}
+
+impl PrimitiveType {
+    /// Every primitive type.
+    pub const ALL: [PrimitiveType; 8] = [
+        PrimitiveType::Boolean,
+        PrimitiveType::Byte,
+        PrimitiveType::Char,
+        PrimitiveType::Short,
+        PrimitiveType::Int,
+        PrimitiveType::Long,
+        PrimitiveType::Float,
+        PrimitiveType::Double,
+    ];
+
+    /// `I` → `Int`; `None` for anything else (including `V`).
+    pub fn from_signature(sig: &str) -> Option<PrimitiveType> {
+        PrimitiveType::ALL.into_iter().find(|p| p.signature() == sig)
+    }
+
+    /// `int` → `Int`.
+    pub fn from_name(name: &str) -> Option<PrimitiveType> {
+        PrimitiveType::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The JNI signature: `I`.
+    pub fn signature(self) -> &'static str {
+        match self {
+            PrimitiveType::Boolean => "Z",
+            PrimitiveType::Byte => "B",
+            PrimitiveType::Char => "C",
+            PrimitiveType::Short => "S",
+            PrimitiveType::Int => "I",
+            PrimitiveType::Long => "J",
+            PrimitiveType::Float => "F",
+            PrimitiveType::Double => "D",
+        }
+    }
+
+    /// The Java keyword: `int`.
+    pub fn name(self) -> &'static str {
+        match self {
+            PrimitiveType::Boolean => "boolean",
+            PrimitiveType::Byte => "byte",
+            PrimitiveType::Char => "char",
+            PrimitiveType::Short => "short",
+            PrimitiveType::Int => "int",
+            PrimitiveType::Long => "long",
+            PrimitiveType::Float => "float",
+            PrimitiveType::Double => "double",
+        }
+    }
+
+    /// The tag of values of this type.
+    pub fn tag(self) -> Tag {
+        match self {
+            PrimitiveType::Boolean => Tag::Boolean,
+            PrimitiveType::Byte => Tag::Byte,
+            PrimitiveType::Char => Tag::Char,
+            PrimitiveType::Short => Tag::Short,
+            PrimitiveType::Int => Tag::Int,
+            PrimitiveType::Long => Tag::Long,
+            PrimitiveType::Float => Tag::Float,
+            PrimitiveType::Double => Tag::Double,
+        }
+    }
+}
+
+/// The type of a field, variable, argument or method result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Type {
+    /// `int`, `boolean`...
+    Primitive(PrimitiveType),
+    /// The result type of methods that return nothing.
+    Void,
+    /// A class, interface or array type.
+    Reference(ReferenceType),
+}
+
+impl Type {
+    /// The JNI signature: `I`, `V`, `Ljava/lang/String;`.
+    pub fn signature(&self) -> String {
+        match self {
+            Type::Primitive(p) => p.signature().to_string(),
+            Type::Void => "V".to_string(),
+            Type::Reference(r) => r.signature().to_string(),
+        }
+    }
+
+    /// The Java name: `int`, `void`, `java.lang.String[]`.
+    pub fn name(&self) -> String {
+        names::type_name_of_signature(&self.signature())
+    }
+
+    /// The reference type, unless primitive or void.
+    pub fn as_reference(&self) -> Option<&ReferenceType> {
+        match self {
+            Type::Reference(r) => Some(r),
+            _ => None,
+        }
+    }
+}
+
+/// A class, interface or array type in the target VM. The kind-specific operations live on
+/// [`ClassType`], [`InterfaceType`] and [`ArrayType`] (see [`ReferenceType::as_class`]...), which
+/// dereference to this.
 #[derive(Clone)]
 pub struct ReferenceType {
     vm: VirtualMachine,
@@ -42,10 +257,70 @@ impl PartialEq for ReferenceType {
     }
 }
 
+impl Eq for ReferenceType {}
+
+/// By name, then by ID (as JDI compares types).
+impl PartialOrd for ReferenceType {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ReferenceType {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.name().cmp(&other.name()).then(self.id.cmp(&other.id))
+    }
+}
+
+impl AsRef<ReferenceType> for ReferenceType {
+    fn as_ref(&self) -> &ReferenceType {
+        self
+    }
+}
+
+impl std::hash::Hash for ReferenceType {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.id.hash(state)
+    }
+}
+
 impl std::fmt::Debug for ReferenceType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} ({:?})", self.name(), self.id)
     }
+}
+
+fn absent(command: &'static str) -> JdiError {
+    JdiError::Jdwp { command, code: ErrorCode::ABSENT_INFORMATION }
+}
+
+fn is_absent(e: &JdiError) -> bool {
+    e.code() == Some(ErrorCode::ABSENT_INFORMATION)
+}
+
+/// A future of a batch and its result once ready.
+type Slot<F> = (Pin<Box<F>>, Option<<F as Future>::Output>);
+
+/// Runs `futures` with at most [`CONCURRENCY`] in flight, keeping their order.
+pub(crate) async fn join_all<F: Future>(futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    let mut out = Vec::new();
+    let mut futures = futures.into_iter().peekable();
+    while futures.peek().is_some() {
+        let mut batch: Vec<Slot<F>> = futures.by_ref().take(CONCURRENCY).map(|f| (Box::pin(f), None)).collect();
+        std::future::poll_fn(|cx| {
+            let mut pending = false;
+            for (future, result) in batch.iter_mut().filter(|(_, r)| r.is_none()) {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *result = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+            if pending { std::task::Poll::Pending } else { std::task::Poll::Ready(()) }
+        })
+        .await;
+        out.extend(batch.into_iter().filter_map(|(_, r)| r));
+    }
+    out
 }
 
 impl ReferenceType {
@@ -53,16 +328,53 @@ impl ReferenceType {
         ReferenceType { vm, id, info }
     }
 
+    /// The VM the type belongs to.
     pub fn vm(&self) -> &VirtualMachine {
         &self.vm
     }
 
+    /// The type's ID.
     pub fn id(&self) -> ReferenceTypeId {
         self.id
     }
 
+    pub(crate) fn info(&self) -> &TypeInfo {
+        &self.info
+    }
+
+    /// The kind: class, interface or array.
     pub fn tag(&self) -> TypeTag {
         self.info.tag
+    }
+
+    /// Whether this is a class (enums and primitive classes included).
+    pub fn is_class(&self) -> bool {
+        self.info.tag == TypeTag::Class
+    }
+
+    /// Whether this is an interface.
+    pub fn is_interface(&self) -> bool {
+        self.info.tag == TypeTag::Interface
+    }
+
+    /// Whether this is an array type.
+    pub fn is_array(&self) -> bool {
+        self.info.tag == TypeTag::Array
+    }
+
+    /// This type as a class, when it is one.
+    pub fn as_class(&self) -> Option<ClassType> {
+        self.is_class().then(|| ClassType::new(self.clone()))
+    }
+
+    /// This type as an interface, when it is one.
+    pub fn as_interface(&self) -> Option<InterfaceType> {
+        self.is_interface().then(|| InterfaceType::new(self.clone()))
+    }
+
+    /// This type as an array type, when it is one.
+    pub fn as_array(&self) -> Option<ArrayType> {
+        self.is_array().then(|| ArrayType::new(self.clone()))
     }
 
     /// The JNI signature; every way of obtaining a mirror records it, so this is never a round trip.
@@ -70,43 +382,219 @@ impl ReferenceType {
         self.info.signature.get().map(String::as_str).unwrap_or("")
     }
 
-    /// The Java name: `java.lang.String`, `int[]`.
+    /// The Java name: `java.lang.String`, `int[]`, `Outer$Nested`.
     pub fn name(&self) -> String {
         names::type_name_of_signature(self.signature())
     }
 
-    pub async fn modifiers(&self) -> Result<i32> {
-        Ok(self.vm.send(&rt::Modifiers { ref_type: self.id }).await?.mod_bits)
+    /// The generic signature (`<T:Ljava/lang/Object;>Ljava/lang/Object;`), `None` when the type
+    /// is not generic. Cached.
+    pub async fn generic_signature(&self) -> Result<Option<String>> {
+        let g = self
+            .info
+            .generic_signature
+            .get_or_try_init(|| async {
+                let g = self.vm.send(&rt::SignatureWithGeneric { ref_type: self.id }).await?.generic_signature;
+                Ok::<_, JdiError>(Some(g).filter(|g| !g.is_empty()))
+            })
+            .await?;
+        Ok(g.clone())
     }
 
+    /// The access flags (`jdwp_protocol::modifiers` bits). Cached.
+    pub async fn modifiers(&self) -> Result<i32> {
+        let m = self
+            .info
+            .modifiers
+            .get_or_try_init(|| async {
+                Ok::<_, JdiError>(self.vm.send(&rt::Modifiers { ref_type: self.id }).await?.mod_bits)
+            })
+            .await?;
+        Ok(*m)
+    }
+
+    async fn has_modifier(&self, bit: i32) -> Result<bool> {
+        Ok(self.modifiers().await? & bit != 0)
+    }
+
+    /// Declared `public`. Cached, like every modifier query.
+    pub async fn is_public(&self) -> Result<bool> {
+        self.has_modifier(modifiers::PUBLIC).await
+    }
+    /// Declared `private` (member types only).
+    pub async fn is_private(&self) -> Result<bool> {
+        self.has_modifier(modifiers::PRIVATE).await
+    }
+    /// Declared `protected` (member types only).
+    pub async fn is_protected(&self) -> Result<bool> {
+        self.has_modifier(modifiers::PROTECTED).await
+    }
+    /// Neither public, private nor protected.
+    pub async fn is_package_private(&self) -> Result<bool> {
+        Ok(self.modifiers().await? & (modifiers::PUBLIC | modifiers::PRIVATE | modifiers::PROTECTED) == 0)
+    }
+    /// Declared `abstract` (interfaces always are).
+    pub async fn is_abstract(&self) -> Result<bool> {
+        self.has_modifier(modifiers::ABSTRACT).await
+    }
+    /// Declared `final`.
+    pub async fn is_final(&self) -> Result<bool> {
+        self.has_modifier(modifiers::FINAL).await
+    }
+    /// Static nested types (the VM reports the `InnerClasses` flags of member types).
+    pub async fn is_static(&self) -> Result<bool> {
+        self.has_modifier(modifiers::STATIC).await
+    }
+
+    /// The `jdwp_protocol::class_status` bits (not cached: they change as the type initializes).
+    /// Arrays report 0 over JDWP; the `is_*` helpers treat them as always ready, as JDI does.
     pub async fn status(&self) -> Result<i32> {
         Ok(self.vm.send(&rt::Status { ref_type: self.id }).await?.status)
     }
 
-    pub async fn source_name(&self) -> Result<String> {
-        Ok(self.vm.send(&rt::SourceFile { ref_type: self.id }).await?.source_file)
+    async fn has_status(&self, bit: i32) -> Result<bool> {
+        if self.is_array() {
+            return Ok(bit != class_status::ERROR);
+        }
+        Ok(self.status().await? & bit != 0)
     }
 
-    pub async fn generic_signature(&self) -> Result<Option<String>> {
-        let g = self.vm.send(&rt::SignatureWithGeneric { ref_type: self.id }).await?.generic_signature;
-        Ok(if g.is_empty() { None } else { Some(g) })
+    /// Whether the class file has been verified.
+    pub async fn is_verified(&self) -> Result<bool> {
+        self.has_status(class_status::VERIFIED).await
+    }
+    /// Prepared types have their members and static storage laid out; most queries need it.
+    pub async fn is_prepared(&self) -> Result<bool> {
+        self.has_status(class_status::PREPARED).await
+    }
+    /// Whether static initialization has completed.
+    pub async fn is_initialized(&self) -> Result<bool> {
+        self.has_status(class_status::INITIALIZED).await
+    }
+    /// Whether static initialization failed (the type is unusable).
+    pub async fn failed_to_initialize(&self) -> Result<bool> {
+        self.has_status(class_status::ERROR).await
     }
 
-    /// Methods declared by this type (not inherited), in class-file order.
-    pub async fn methods(&self) -> Result<&[Method]> {
-        let methods = self
-            .info
+    // ---- fields ----
+
+    async fn field_data(&self) -> Result<&Vec<Arc<FieldData>>> {
+        self.info
+            .fields
+            .get_or_try_init(|| async {
+                if self.is_array() {
+                    return Ok(Vec::new());
+                }
+                let r = self.vm.send(&rt::FieldsWithGeneric { ref_type: self.id }).await?;
+                Ok::<_, JdiError>(
+                    r.declared
+                        .into_iter()
+                        .map(|f| {
+                            Arc::new(FieldData {
+                                declaring_type: self.id,
+                                id: f.field_id,
+                                name: f.name,
+                                signature: f.signature,
+                                generic_signature: Some(f.generic_signature).filter(|g| !g.is_empty()),
+                                modifiers: f.mod_bits,
+                                resolved_type: OnceLock::new(),
+                            })
+                        })
+                        .collect(),
+                )
+            })
+            .await
+    }
+
+    fn field_mirror(&self, data: &Arc<FieldData>) -> Field {
+        Field { vm: self.vm.clone(), data: data.clone() }
+    }
+
+    /// Fields declared by this type, in class-file order, synthetic ones included (none for
+    /// arrays). Cached.
+    pub async fn fields(&self) -> Result<Vec<Field>> {
+        Ok(self.field_data().await?.iter().map(|d| self.field_mirror(d)).collect())
+    }
+
+    /// Every field declared by this type and its supertypes, hidden and ambiguous ones included.
+    /// Order: this type's, then each supertype's once, depth first with interfaces before the
+    /// superclass.
+    pub async fn all_fields(&self) -> Result<Vec<Field>> {
+        let mut out = Vec::new();
+        for t in self.supertypes_depth_first().await? {
+            out.extend(t.fields().await?);
+        }
+        Ok(out)
+    }
+
+    /// The fields reachable by simple name from this type: its own, then inherited ones that
+    /// are neither hidden (a closer field has the name) nor ambiguous (two different fields with
+    /// the name come from different supertypes). Inherited ones follow the direct supertypes'
+    /// order: interfaces as declared, then the superclass.
+    pub async fn visible_fields(&self) -> Result<Vec<Field>> {
+        self.visible_fields_boxed().await
+    }
+
+    fn visible_fields_boxed(&self) -> Pin<Box<dyn Future<Output = Result<Vec<Field>>> + Send + '_>> {
+        Box::pin(async move {
+            let declared = self.fields().await?;
+            let mut inherited: Vec<Option<Field>> = Vec::new();
+            let mut by_name: HashMap<String, usize> = HashMap::new();
+            let mut ambiguous: HashSet<String> = HashSet::new();
+            for sup in self.direct_supertypes().await? {
+                for f in sup.visible_fields_boxed().await? {
+                    if ambiguous.contains(&f.name) {
+                        continue;
+                    }
+                    match by_name.get(&f.name) {
+                        None => {
+                            by_name.insert(f.name.clone(), inherited.len());
+                            inherited.push(Some(f));
+                        }
+                        // The same field reached along two paths (an interface inherited twice).
+                        Some(&i) if inherited[i].as_ref() == Some(&f) => {}
+                        Some(&i) => {
+                            ambiguous.insert(f.name.clone());
+                            inherited[i] = None;
+                        }
+                    }
+                }
+            }
+            let declared_names: HashSet<&str> = declared.iter().map(|f| f.name.as_str()).collect();
+            let inherited: Vec<Field> =
+                inherited.into_iter().flatten().filter(|f| !declared_names.contains(f.name.as_str())).collect();
+            Ok(declared.into_iter().chain(inherited).collect())
+        })
+    }
+
+    /// The visible field with this name (see [`ReferenceType::visible_fields`]).
+    pub async fn field_by_name(&self, name: &str) -> Result<Option<Field>> {
+        if let Some(f) = self.field_data().await?.iter().find(|f| f.name == name) {
+            return Ok(Some(self.field_mirror(f)));
+        }
+        Ok(self.visible_fields().await?.into_iter().find(|f| f.name == name))
+    }
+
+    // ---- methods ----
+
+    /// Methods declared by this type (not inherited), in class-file order: constructors,
+    /// `<clinit>` and synthetic methods included; none for arrays. Cached until redefined.
+    pub async fn methods(&self) -> Result<Vec<Method>> {
+        let code = self.info.code();
+        let data = code
             .methods
             .get_or_try_init(|| async {
+                if self.is_array() {
+                    return Ok(Vec::new());
+                }
                 let r = self.vm.send(&rt::MethodsWithGeneric { ref_type: self.id }).await?;
                 Ok::<_, JdiError>(
                     r.declared
                         .into_iter()
-                        .map(|m| Method {
-                            inner: Arc::new(MethodInner {
+                        .map(|m| {
+                            Arc::new(MethodData {
                                 declaring_type: self.id,
                                 type_tag: self.info.tag,
-                                vm: self.vm.clone(),
                                 id: m.method_id,
                                 name: m.name,
                                 signature: m.signature,
@@ -114,111 +602,601 @@ impl ReferenceType {
                                 modifiers: m.mod_bits,
                                 lines: OnceCell::new(),
                                 variables: OnceCell::new(),
-                            }),
+                            })
                         })
                         .collect(),
                 )
             })
             .await?;
-        Ok(methods)
+        Ok(data.iter().map(|data| Method { vm: self.vm.clone(), data: data.clone() }).collect())
     }
 
-    /// Declared methods with this name.
-    pub async fn methods_by_name(&self, name: &str) -> Result<Vec<Method>> {
-        Ok(self.methods().await?.iter().filter(|m| m.name() == name).cloned().collect())
-    }
-
-    pub async fn method_by_id(&self, id: MethodId) -> Result<Method> {
-        self.methods().await?.iter().find(|m| m.id() == id).cloned().ok_or(JdiError::Jdwp {
-            command: "ReferenceType.Methods",
-            code: jdwp_protocol::ErrorCode::INVALID_METHODID,
-        })
-    }
-
-    /// Fields declared by this type, in class-file order.
-    pub async fn fields(&self) -> Result<&[Field]> {
-        let fields = self
-            .info
-            .fields
-            .get_or_try_init(|| async {
-                let r = self.vm.send(&rt::FieldsWithGeneric { ref_type: self.id }).await?;
-                Ok::<_, JdiError>(
-                    r.declared
-                        .into_iter()
-                        .map(|f| Field {
-                            declaring_type: self.id,
-                            id: f.field_id,
-                            name: f.name,
-                            signature: f.signature,
-                            generic_signature: Some(f.generic_signature).filter(|g| !g.is_empty()),
-                            modifiers: f.mod_bits,
-                        })
-                        .collect(),
-                )
-            })
-            .await?;
-        Ok(fields)
-    }
-
-    pub async fn field_by_name(&self, name: &str) -> Result<Option<Field>> {
-        Ok(self.fields().await?.iter().find(|f| f.name == name).cloned())
-    }
-
-    /// Values of static fields of this type.
-    pub async fn get_values(&self, fields: &[Field]) -> Result<Vec<Value>> {
-        let fields = fields.iter().map(|f| f.id).collect();
-        Ok(self.vm.send(&rt::GetValues { ref_type: self.id, fields }).await?.values)
-    }
-
-    /// The superclass of a class (`None` for `java.lang.Object` and interfaces).
-    pub async fn superclass(&self) -> Result<Option<ReferenceType>> {
-        if self.tag() != TypeTag::Class {
-            return Ok(None);
-        }
-        let sup = self.vm.send(&ct::Superclass { clazz: ClassId(self.id.0) }).await?.superclass;
-        if sup.is_null() { Ok(None) } else { self.vm.reference_type(sup.into()).await.map(Some) }
-    }
-
-    /// Every location that starts line `line` in this type's methods.
-    pub async fn locations_of_line(&self, line: i32) -> Result<Vec<Location>> {
+    /// Every method declared by this type and its supertypes, overridden and hidden ones included.
+    /// Order: this type's, then each supertype's once, depth first with interfaces before the
+    /// superclass.
+    pub async fn all_methods(&self) -> Result<Vec<Method>> {
         let mut out = Vec::new();
-        for m in self.methods().await? {
-            out.extend(m.locations_of_line(line).await?);
+        for t in self.supertypes_depth_first().await? {
+            out.extend(t.methods().await?);
         }
         Ok(out)
     }
+
+    /// The methods that can be called on this type: its own plus the inherited ones no closer
+    /// method overrides or hides (same name and signature). A superclass's method wins over an
+    /// interface's; methods of unrelated interfaces with the same signature are all kept.
+    /// Constructors, static initializers and static interface methods are not inherited (Java
+    /// rules); access modifiers are not considered. Ordered as [`ReferenceType::all_methods`].
+    pub async fn visible_methods(&self) -> Result<Vec<Method>> {
+        let visible: HashSet<(ReferenceTypeId, MethodId)> =
+            self.visible_methods_boxed().await?.iter().map(|m| (m.declaring_type_id(), m.id())).collect();
+        Ok(self
+            .all_methods()
+            .await?
+            .into_iter()
+            .filter(|m| visible.contains(&(m.declaring_type_id(), m.id())))
+            .collect())
+    }
+
+    fn visible_methods_boxed(&self) -> Pin<Box<dyn Future<Output = Result<Vec<Method>>> + Send + '_>> {
+        Box::pin(async move {
+            let declared = self.methods().await?;
+            let key = |m: &Method| format!("{}{}", m.name(), m.signature());
+            let taken: HashSet<String> = declared.iter().map(key).collect();
+            let inheritable = |m: &Method, from_interface: bool| {
+                !(m.is_constructor() || m.is_static_initializer() || (from_interface && m.is_static()))
+            };
+            let mut from_class: Vec<Method> = Vec::new();
+            if let Some(sup) = self.superclass().await? {
+                from_class = sup
+                    .visible_methods_boxed()
+                    .await?
+                    .into_iter()
+                    .filter(|m| inheritable(m, false) && !taken.contains(&key(m)))
+                    .collect();
+            }
+            let class_keys: HashSet<String> = from_class.iter().map(key).collect();
+            // Interface candidates by key; of two with one key, the one from a subinterface wins.
+            let mut candidates: Vec<Method> = Vec::new();
+            for iface in self.interfaces().await? {
+                for m in iface.visible_methods_boxed().await? {
+                    let k = key(&m);
+                    if inheritable(&m, true)
+                        && !taken.contains(&k)
+                        && !class_keys.contains(&k)
+                        && !candidates.contains(&m)
+                    {
+                        candidates.push(m);
+                    }
+                }
+            }
+            let mut from_interfaces = Vec::new();
+            for m in &candidates {
+                let mut overridden = false;
+                for other in candidates.iter().filter(|o| *o != m && key(o) == key(m)) {
+                    let other_type = other.declaring_type().await?;
+                    if other_type.all_interfaces().await?.iter().any(|i| i.id == m.declaring_type_id()) {
+                        overridden = true;
+                        break;
+                    }
+                }
+                if !overridden {
+                    from_interfaces.push(m.clone());
+                }
+            }
+            Ok(declared.into_iter().chain(from_class).chain(from_interfaces).collect())
+        })
+    }
+
+    /// Visible methods with this name (overloads; overridden ones excluded).
+    pub async fn methods_by_name(&self, name: &str) -> Result<Vec<Method>> {
+        Ok(self.visible_methods().await?.into_iter().filter(|m| m.name() == name).collect())
+    }
+
+    /// Visible methods with this name and JNI signature (`(ILjava/lang/String;)V`).
+    pub async fn methods_by_name_and_signature(&self, name: &str, signature: &str) -> Result<Vec<Method>> {
+        Ok(self
+            .visible_methods()
+            .await?
+            .into_iter()
+            .filter(|m| m.name() == name && m.signature() == signature)
+            .collect())
+    }
+
+    /// A method declared by this type, by ID (`INVALID_METHODID` when it declares no such method).
+    pub async fn method_by_id(&self, id: MethodId) -> Result<Method> {
+        self.methods()
+            .await?
+            .into_iter()
+            .find(|m| m.id() == id)
+            .ok_or(JdiError::Jdwp { command: "ReferenceType.Methods", code: ErrorCode::INVALID_METHODID })
+    }
+
+    // ---- supertypes and related types ----
+
+    /// The superclass's ID (see [`ReferenceType::superclass`]). Cached.
+    pub(crate) async fn superclass_id(&self) -> Result<Option<ReferenceTypeId>> {
+        let sup = self
+            .info
+            .superclass
+            .get_or_try_init(|| async {
+                if !self.is_class() {
+                    return Ok(None);
+                }
+                let sup = self.vm.send(&ct::Superclass { clazz: self.id.into() }).await?.superclass;
+                Ok::<_, JdiError>(if sup.is_null() { None } else { Some(ReferenceTypeId::from(sup)) })
+            })
+            .await?;
+        Ok(*sup)
+    }
+
+    /// The superclass of a class (`None` for `java.lang.Object`, interfaces and arrays). Cached.
+    pub async fn superclass(&self) -> Result<Option<ReferenceType>> {
+        match self.superclass_id().await? {
+            Some(id) => Ok(Some(self.vm.reference_type_of_kind(TypeTag::Class, id).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The interfaces a class implements or an interface extends, as declared (not inherited
+    /// ones); none for arrays. Cached.
+    pub async fn interfaces(&self) -> Result<Vec<ReferenceType>> {
+        let ids = self.interface_ids().await?;
+        self.vm.reference_types_of_kinds(ids.into_iter().map(|id| (TypeTag::Interface, id)).collect()).await
+    }
+
+    /// The IDs of [`ReferenceType::interfaces`]. Cached.
+    pub(crate) async fn interface_ids(&self) -> Result<Vec<ReferenceTypeId>> {
+        let ids = self
+            .info
+            .interfaces
+            .get_or_try_init(|| async {
+                if self.is_array() {
+                    return Ok(Vec::new());
+                }
+                let r = self.vm.send(&rt::Interfaces { ref_type: self.id }).await?;
+                Ok::<_, JdiError>(r.interfaces.into_iter().map(ReferenceTypeId::from).collect())
+            })
+            .await?;
+        Ok(ids.clone())
+    }
+
+    /// Forgets what a redefinition may have changed (methods, tables, source information).
+    pub(crate) fn reset_code(&self) {
+        self.info.reset_code();
+    }
+
+    /// Every interface this type implements or extends, directly or through its supertypes, each
+    /// once, depth first (a class's own interfaces before its superclass's).
+    pub async fn all_interfaces(&self) -> Result<Vec<ReferenceType>> {
+        let all = self.supertypes_depth_first().await?;
+        Ok(all.into_iter().skip(1).filter(ReferenceType::is_interface).collect())
+    }
+
+    /// Interfaces in declaration order, then the superclass.
+    async fn direct_supertypes(&self) -> Result<Vec<ReferenceType>> {
+        let mut out = self.interfaces().await?;
+        out.extend(self.superclass().await?);
+        Ok(out)
+    }
+
+    /// This type, then every supertype once: depth first, interfaces before the superclass.
+    async fn supertypes_depth_first(&self) -> Result<Vec<ReferenceType>> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        let mut stack = vec![self.clone()];
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t.id) {
+                continue;
+            }
+            let mut next = t.direct_supertypes().await?;
+            next.reverse();
+            stack.extend(next);
+            out.push(t);
+        }
+        Ok(out)
+    }
+
+    /// Whether a value of this type can be stored where `target` is expected (same type, a
+    /// superclass, an implemented interface; arrays by component). Compares by signature, so
+    /// like-named types of different loaders are not told apart.
+    pub async fn is_assignable_to(&self, target_signature: &str) -> Result<bool> {
+        if self.signature() == target_signature || target_signature == "Ljava/lang/Object;" {
+            return Ok(true);
+        }
+        if self.is_array() {
+            if matches!(target_signature, "Ljava/lang/Cloneable;" | "Ljava/io/Serializable;") {
+                return Ok(true);
+            }
+            let (Some(mine), Some(theirs)) =
+                (names::component_signature(self.signature()), names::component_signature(target_signature))
+            else {
+                return Ok(false);
+            };
+            if names::is_primitive_signature(mine) || names::is_primitive_signature(theirs) {
+                return Ok(mine == theirs);
+            }
+            return match self.find_type(mine).await {
+                Ok(Type::Reference(component)) => Box::pin(component.is_assignable_to(theirs)).await,
+                Ok(_) => Ok(false),
+                Err(JdiError::ClassNotLoaded(_)) => Ok(false),
+                Err(e) => Err(e),
+            };
+        }
+        Ok(self.supertypes_depth_first().await?.iter().any(|t| t.signature() == target_signature))
+    }
+
+    /// The loaded type a signature names, as this type's class loader sees it (which is how
+    /// field, argument and result types are resolved): a primitive type, `void`, or a reference
+    /// type loaded by or visible to the loader. [`JdiError::ClassNotLoaded`] when there is none.
+    pub async fn find_type(&self, signature: &str) -> Result<Type> {
+        if signature == "V" {
+            return Ok(Type::Void);
+        }
+        if let Some(p) = PrimitiveType::from_signature(signature) {
+            return Ok(Type::Primitive(p));
+        }
+        let candidates = self.vm.classes_by_signature(signature).await?;
+        // Arrays of primitives belong to the bootstrap loader and every loader sees them.
+        let element = signature.trim_start_matches('[');
+        let loader =
+            if names::is_primitive_signature(element) { ClassLoaderId::NULL } else { self.class_loader_id().await? };
+        let loaders = join_all(candidates.iter().map(|c| c.class_loader_id())).await;
+        for (c, l) in candidates.iter().zip(loaders) {
+            if l? == loader {
+                return Ok(Type::Reference(c.clone()));
+            }
+        }
+        // Loaded by another loader: fine if this type's loader delegated to it.
+        if !loader.is_null() && !candidates.is_empty() {
+            let visible = ClassLoaderReference::new(self.vm.clone(), loader).visible_classes().await?;
+            if let Some(c) = candidates.into_iter().find(|c| visible.contains(c)) {
+                return Ok(Type::Reference(c));
+            }
+        }
+        Err(JdiError::ClassNotLoaded(names::type_name_of_signature(signature)))
+    }
+
+    /// Classes and interfaces declared directly inside this one (loaded ones only).
+    pub async fn nested_types(&self) -> Result<Vec<ReferenceType>> {
+        let r = self.vm.send(&rt::NestedTypes { ref_type: self.id }).await?;
+        self.vm.reference_types_of_kinds(r.classes.into_iter().map(|c| (c.ref_type_tag, c.type_id)).collect()).await
+    }
+
+    // ---- loader, module, class object, instances ----
+
+    pub(crate) async fn class_loader_id(&self) -> Result<ClassLoaderId> {
+        let l = self
+            .info
+            .class_loader
+            .get_or_try_init(|| async {
+                Ok::<_, JdiError>(self.vm.send(&rt::ClassLoader { ref_type: self.id }).await?.class_loader)
+            })
+            .await?;
+        Ok(*l)
+    }
+
+    /// The loader that defined this type; `None` for the bootstrap loader. Cached.
+    pub async fn class_loader(&self) -> Result<Option<ClassLoaderReference>> {
+        let id = self.class_loader_id().await?;
+        Ok((!id.is_null()).then(|| ClassLoaderReference::new(self.vm.clone(), id)))
+    }
+
+    /// The module this type belongs to (JDWP 9+). Cached.
+    pub async fn module(&self) -> Result<ModuleReference> {
+        let m = self
+            .info
+            .module
+            .get_or_try_init(|| async {
+                Ok::<_, JdiError>(self.vm.send(&rt::Module { ref_type: self.id }).await?.module)
+            })
+            .await?;
+        Ok(ModuleReference::new(self.vm.clone(), *m))
+    }
+
+    /// The `java.lang.Class` object for this type. Cached.
+    pub async fn class_object(&self) -> Result<ClassObjectReference> {
+        let c = self
+            .info
+            .class_object
+            .get_or_try_init(|| async {
+                Ok::<_, JdiError>(self.vm.send(&rt::ClassObject { ref_type: self.id }).await?.class_object)
+            })
+            .await?;
+        Ok(ClassObjectReference::new(self.vm.clone(), *c))
+    }
+
+    /// Reachable instances of exactly this type, at most `max` (0: all). Needs
+    /// `can_get_instance_info`.
+    pub async fn instances(&self, max: i32) -> Result<Vec<ObjectReference>> {
+        if max < 0 {
+            return Err(JdiError::InvalidArgument(format!("instances: max must not be negative, got {max}")));
+        }
+        let r = self.vm.send(&rt::Instances { ref_type: self.id, max_instances: max }).await?;
+        Ok(r.instances.into_iter().map(|o| ObjectReference::new(self.vm.clone(), o.id)).collect())
+    }
+
+    // ---- class file ----
+
+    /// The class file's version; (0, 0) for arrays, which have no class file. Cached.
+    pub async fn class_file_version(&self) -> Result<ClassFileVersion> {
+        if self.is_array() {
+            return Ok(ClassFileVersion { major: 0, minor: 0 });
+        }
+        let code = self.info.code();
+        let v = code
+            .class_file_version
+            .get_or_try_init(|| async {
+                let r = self.vm.send(&rt::ClassFileVersion { ref_type: self.id }).await?;
+                Ok::<_, JdiError>(ClassFileVersion { major: r.major_version, minor: r.minor_version })
+            })
+            .await?;
+        Ok(*v)
+    }
+
+    /// The class file's constant pool (needs `can_get_constant_pool`). Cached until redefined.
+    pub async fn constant_pool(&self) -> Result<ConstantPool> {
+        let code = self.info.code();
+        let cp = code
+            .constant_pool
+            .get_or_try_init(|| async {
+                let r = self.vm.send(&rt::ConstantPool { ref_type: self.id }).await?;
+                Ok::<_, JdiError>(ConstantPool { count: r.count, bytes: r.bytes })
+            })
+            .await?;
+        Ok(cp.clone())
+    }
+
+    // ---- source information ----
+
+    /// The source file name (`Demo.java`). `ABSENT_INFORMATION` when the class file does not
+    /// say. Cached.
+    pub async fn source_name(&self) -> Result<String> {
+        let code = self.info.code();
+        let name = code
+            .source_name
+            .get_or_try_init(|| async {
+                match self.vm.send(&rt::SourceFile { ref_type: self.id }).await {
+                    Ok(r) => Ok(Some(r.source_file)),
+                    Err(e) if is_absent(&e) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        name.clone().ok_or_else(|| absent("ReferenceType.SourceFile"))
+    }
+
+    /// The source file's path relative to a source root (`java/lang/String.java`), for the
+    /// Java stratum (the only one supported). `ABSENT_INFORMATION` like
+    /// [`ReferenceType::source_name`].
+    pub async fn source_paths(&self) -> Result<Vec<String>> {
+        Ok(vec![names::source_path(self.signature(), &self.source_name().await?)])
+    }
+
+    /// The `SourceDebugExtension` attribute (SMAP text, JSR-045); `ABSENT_INFORMATION` when the
+    /// class has none. Cached.
+    pub async fn source_debug_extension(&self) -> Result<String> {
+        let code = self.info.code();
+        let sde = code
+            .source_debug_extension
+            .get_or_try_init(|| async {
+                match self.vm.send(&rt::SourceDebugExtension { ref_type: self.id }).await {
+                    Ok(r) => Ok(Some(r.extension)),
+                    Err(e) if is_absent(&e) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            })
+            .await?;
+        sde.clone().ok_or_else(|| absent("ReferenceType.SourceDebugExtension"))
+    }
+
+    /// Every location that starts a line, in all declared methods (by method, then code index).
+    /// `ABSENT_INFORMATION` only when no method has a line table and some method has code.
+    pub async fn all_line_locations(&self) -> Result<Vec<Location>> {
+        self.collect_lines(None).await
+    }
+
+    /// Every location where line `line` starts, in all declared methods. An empty list when no
+    /// code is on that line; `ABSENT_INFORMATION` as for [`ReferenceType::all_line_locations`].
+    pub async fn locations_of_line(&self, line: i32) -> Result<Vec<Location>> {
+        self.collect_lines(Some(line)).await
+    }
+
+    async fn collect_lines(&self, line: Option<i32>) -> Result<Vec<Location>> {
+        let methods = self.methods().await?;
+        let tables = join_all(methods.iter().map(|m| m.lines())).await;
+        let mut out = Vec::new();
+        let mut some_absent = false;
+        for (m, lines) in methods.iter().zip(tables) {
+            match lines? {
+                Lines::NoCode => {}
+                Lines::Absent { .. } => some_absent = true,
+                Lines::Table { lines, .. } => out.extend(
+                    lines.iter().filter(|(_, l)| line.is_none_or(|want| *l == want)).map(|(i, _)| m.location(*i)),
+                ),
+            }
+        }
+        if out.is_empty() && some_absent { Err(absent("Method.LineTable")) } else { Ok(out) }
+    }
+
+    // ---- static values ----
+
+    /// Checks that `field` is a static field of this type or one of its supertypes.
+    pub(crate) async fn check_static_member(&self, field: &Field) -> Result<()> {
+        if !field.is_static() {
+            return Err(JdiError::InvalidArgument(format!("field {} is not static", field.name)));
+        }
+        if field.declaring_type == self.id {
+            return Ok(());
+        }
+        if self.supertypes_depth_first().await?.iter().any(|t| t.id == field.declaring_type) {
+            Ok(())
+        } else {
+            Err(JdiError::InvalidArgument(format!("field {} is not a member of {}", field.name, self.name())))
+        }
+    }
+
+    /// The value of a static field of this type or a supertype.
+    pub async fn get_value(&self, field: &Field) -> Result<Value> {
+        let mut values = self.get_values(std::slice::from_ref(field)).await?;
+        values.pop().ok_or_else(|| JdiError::InvalidArgument("ReferenceType.GetValues returned no value".into()))
+    }
+
+    /// Values of static fields of this type or its supertypes, in the order asked (one round trip).
+    pub async fn get_values(&self, fields: &[Field]) -> Result<Vec<Value>> {
+        for f in fields {
+            self.check_static_member(f).await?;
+        }
+        let ids = fields.iter().map(|f| f.id).collect();
+        let values = self.vm.send(&rt::GetValues { ref_type: self.id, fields: ids }).await?.values;
+        if values.len() != fields.len() {
+            return Err(JdiError::InvalidArgument(format!(
+                "ReferenceType.GetValues returned {} values for {} fields",
+                values.len(),
+                fields.len()
+            )));
+        }
+        Ok(values)
+    }
 }
 
-/// A field of a reference type.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Field {
+// ---- fields ----
+
+/// What a field is: cached once per type, shared by every [`Field`] mirror of it.
+#[derive(Debug)]
+pub struct FieldData {
+    /// The type that declares the field.
     pub declaring_type: ReferenceTypeId,
+    /// The field's ID (unique within its declaring type).
     pub id: FieldId,
+    /// The field's simple name.
     pub name: String,
+    /// The JNI signature of the field's type.
     pub signature: String,
+    /// The generic signature of the field's type (`TT;`), when it has one.
     pub generic_signature: Option<String>,
+    /// The access flags (`jdwp_protocol::modifiers` bits).
     pub modifiers: i32,
+    /// The field's reference type, once resolved (it cannot change once loaded).
+    resolved_type: OnceLock<(TypeTag, ReferenceTypeId)>,
+}
+
+/// A field of a reference type. Its data (`id`, `name`, `signature`, `modifiers`...) reads as
+/// plain fields through [`FieldData`].
+#[derive(Clone)]
+pub struct Field {
+    vm: VirtualMachine,
+    data: Arc<FieldData>,
+}
+
+impl Deref for Field {
+    type Target = FieldData;
+    fn deref(&self) -> &FieldData {
+        &self.data
+    }
+}
+
+impl PartialEq for Field {
+    fn eq(&self, other: &Self) -> bool {
+        self.data.declaring_type == other.data.declaring_type && self.data.id == other.data.id
+    }
+}
+
+impl Eq for Field {}
+
+impl std::hash::Hash for Field {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.data.declaring_type, self.data.id).hash(state)
+    }
+}
+
+impl std::fmt::Debug for Field {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.type_name(), self.data.name)
+    }
 }
 
 impl Field {
-    pub fn is_static(&self) -> bool {
-        self.modifiers & modifiers::STATIC != 0
+    /// The VM the field belongs to.
+    pub fn vm(&self) -> &VirtualMachine {
+        &self.vm
     }
 
-    /// The Java name of the field's type.
+    /// The type that declares the field (known to the VM already: no round trip).
+    pub async fn declaring_type(&self) -> Result<ReferenceType> {
+        self.vm.reference_type(self.data.declaring_type).await
+    }
+
+    /// The Java name of the field's type (`int`, `java.lang.String[]`).
     pub fn type_name(&self) -> String {
-        names::type_name_of_signature(&self.signature)
+        names::type_name_of_signature(&self.data.signature)
+    }
+
+    /// The field's type; [`JdiError::ClassNotLoaded`] when it is a reference type not loaded
+    /// (as the declaring type's loader sees it). Cached once found.
+    pub async fn field_type(&self) -> Result<Type> {
+        if let Some((tag, id)) = self.data.resolved_type.get() {
+            return Ok(Type::Reference(self.vm.reference_type_of_kind(*tag, *id).await?));
+        }
+        let t = self.declaring_type().await?.find_type(&self.data.signature).await?;
+        if let Type::Reference(r) = &t {
+            let _ = self.data.resolved_type.set((r.tag(), r.id()));
+        }
+        Ok(t)
+    }
+
+    fn has(&self, bits: i32) -> bool {
+        self.data.modifiers & bits != 0
+    }
+    /// The access flags (`jdwp_protocol::modifiers` bits).
+    pub fn modifiers(&self) -> i32 {
+        self.data.modifiers
+    }
+    /// A class (static) field.
+    pub fn is_static(&self) -> bool {
+        self.has(modifiers::STATIC)
+    }
+    /// Declared `final`.
+    pub fn is_final(&self) -> bool {
+        self.has(modifiers::FINAL)
+    }
+    /// Declared `public`.
+    pub fn is_public(&self) -> bool {
+        self.has(modifiers::PUBLIC)
+    }
+    /// Declared `private`.
+    pub fn is_private(&self) -> bool {
+        self.has(modifiers::PRIVATE)
+    }
+    /// Declared `protected`.
+    pub fn is_protected(&self) -> bool {
+        self.has(modifiers::PROTECTED)
+    }
+    /// Neither public, private nor protected.
+    pub fn is_package_private(&self) -> bool {
+        !self.has(modifiers::PUBLIC | modifiers::PRIVATE | modifiers::PROTECTED)
+    }
+    /// Declared `transient`.
+    pub fn is_transient(&self) -> bool {
+        self.has(modifiers::TRANSIENT)
+    }
+    /// Declared `volatile`.
+    pub fn is_volatile(&self) -> bool {
+        self.has(modifiers::VOLATILE)
+    }
+    /// Made by the compiler (`this$0`, `$VALUES`...).
+    pub fn is_synthetic(&self) -> bool {
+        self.has(SYNTHETIC_BITS)
+    }
+    /// One of an enum's constants.
+    pub fn is_enum_constant(&self) -> bool {
+        self.has(modifiers::ENUM)
     }
 }
 
-/// A method of a reference type.
-#[derive(Clone)]
-pub struct Method {
-    inner: Arc<MethodInner>,
-}
+// ---- methods ----
 
-struct MethodInner {
-    vm: VirtualMachine,
+struct MethodData {
     declaring_type: ReferenceTypeId,
     type_tag: TypeTag,
     id: MethodId,
@@ -226,43 +1204,62 @@ struct MethodInner {
     signature: String,
     generic_signature: Option<String>,
     modifiers: i32,
-    lines: OnceCell<Option<LineTable>>,
+    lines: OnceCell<Lines>,
     variables: OnceCell<Option<Vec<Variable>>>,
 }
 
-struct LineTable {
-    start: i64,
-    end: i64,
-    /// (code index, line), in code-index order.
-    lines: Vec<(u64, i32)>,
+/// A method's line information.
+enum Lines {
+    /// Native or abstract: no code at all.
+    NoCode,
+    /// Code, but no line table (compiled without `-g:lines`).
+    Absent { start: i64, end: i64 },
+    /// `(code index, line)` sorted by code index.
+    Table { start: i64, end: i64, lines: Vec<(u64, i32)> },
 }
 
-/// A line table entry.
+/// A method of a reference type.
+#[derive(Clone)]
+pub struct Method {
+    vm: VirtualMachine,
+    data: Arc<MethodData>,
+}
+
+/// A line table entry: the first code index of a line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LineLocation {
+    /// The first code index of the line.
     pub code_index: u64,
+    /// The source line.
     pub line: i32,
 }
 
 /// A local variable or argument, as the method's variable table describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variable {
+    /// The variable's name (`this` is never listed).
     pub name: String,
+    /// The JNI signature of the variable's type.
     pub signature: String,
+    /// The generic signature of its type (`Ljava/util/List<Ljava/lang/String;>;`), if any.
     pub generic_signature: Option<String>,
+    /// The frame slot holding it.
     pub slot: i32,
     /// First code index where the variable is live.
     pub start: u64,
     /// How many code units it stays live.
     pub length: u32,
+    /// Whether it is one of the method's parameters.
     pub is_argument: bool,
 }
 
 impl Variable {
+    /// Whether the variable is live at `code_index`.
     pub fn is_visible_at(&self, code_index: u64) -> bool {
         code_index >= self.start && code_index < self.start + u64::from(self.length)
     }
 
+    /// The Java name of the variable's type.
     pub fn type_name(&self) -> String {
         names::type_name_of_signature(&self.signature)
     }
@@ -270,132 +1267,271 @@ impl Variable {
 
 impl std::fmt::Debug for Method {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}{}", self.inner.name, self.inner.signature)
+        write!(f, "{}{}", self.data.name, self.data.signature)
     }
 }
 
 impl PartialEq for Method {
     fn eq(&self, other: &Self) -> bool {
-        self.inner.declaring_type == other.inner.declaring_type && self.inner.id == other.inner.id
+        self.data.declaring_type == other.data.declaring_type && self.data.id == other.data.id
+    }
+}
+
+impl Eq for Method {}
+
+impl std::hash::Hash for Method {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (self.data.declaring_type, self.data.id).hash(state)
     }
 }
 
 impl Method {
+    /// The VM the method belongs to.
+    pub fn vm(&self) -> &VirtualMachine {
+        &self.vm
+    }
+    /// The method's ID (unique within its declaring type).
     pub fn id(&self) -> MethodId {
-        self.inner.id
+        self.data.id
     }
+    /// The simple name (`<init>` for constructors, `<clinit>` for the class initializer).
     pub fn name(&self) -> &str {
-        &self.inner.name
+        &self.data.name
     }
+    /// The JNI signature: `(ILjava/lang/String;)V`.
     pub fn signature(&self) -> &str {
-        &self.inner.signature
+        &self.data.signature
     }
+    /// The generic signature (`()TT;`), when the method has one.
     pub fn generic_signature(&self) -> Option<&str> {
-        self.inner.generic_signature.as_deref()
+        self.data.generic_signature.as_deref()
     }
+    /// The access flags (`jdwp_protocol::modifiers` bits).
     pub fn modifiers(&self) -> i32 {
-        self.inner.modifiers
+        self.data.modifiers
     }
+    /// The ID of the declaring type.
     pub fn declaring_type_id(&self) -> ReferenceTypeId {
-        self.inner.declaring_type
+        self.data.declaring_type
     }
+
+    /// The declaring type (known to the VM already: no round trip).
+    pub async fn declaring_type(&self) -> Result<ReferenceType> {
+        self.vm.reference_type_of_kind(self.data.type_tag, self.data.declaring_type).await
+    }
+
+    fn has(&self, bits: i32) -> bool {
+        self.data.modifiers & bits != 0
+    }
+    /// A class (static) method.
     pub fn is_static(&self) -> bool {
-        self.inner.modifiers & modifiers::STATIC != 0
+        self.has(modifiers::STATIC)
     }
+    /// Declared `native` (no bytecode, no line table).
     pub fn is_native(&self) -> bool {
-        self.inner.modifiers & modifiers::NATIVE != 0
+        self.has(modifiers::NATIVE)
     }
+    /// Declared `abstract` (no code).
     pub fn is_abstract(&self) -> bool {
-        self.inner.modifiers & modifiers::ABSTRACT != 0
+        self.has(modifiers::ABSTRACT)
     }
+    /// Declared `final`.
+    pub fn is_final(&self) -> bool {
+        self.has(modifiers::FINAL)
+    }
+    /// Declared `public`.
+    pub fn is_public(&self) -> bool {
+        self.has(modifiers::PUBLIC)
+    }
+    /// Declared `private`.
+    pub fn is_private(&self) -> bool {
+        self.has(modifiers::PRIVATE)
+    }
+    /// Declared `protected`.
+    pub fn is_protected(&self) -> bool {
+        self.has(modifiers::PROTECTED)
+    }
+    /// Neither public, private nor protected.
+    pub fn is_package_private(&self) -> bool {
+        !self.has(modifiers::PUBLIC | modifiers::PRIVATE | modifiers::PROTECTED)
+    }
+    /// Declared `synchronized`.
+    pub fn is_synchronized(&self) -> bool {
+        self.has(modifiers::SYNCHRONIZED)
+    }
+    /// A bridge the compiler made for generics or covariant returns.
+    pub fn is_bridge(&self) -> bool {
+        self.has(modifiers::BRIDGE)
+    }
+    /// Declared with `...` as its last parameter.
+    pub fn is_varargs(&self) -> bool {
+        self.has(modifiers::VARARGS)
+    }
+    /// Made by the compiler (bridges, lambdas' bodies, accessors...).
+    pub fn is_synthetic(&self) -> bool {
+        self.has(SYNTHETIC_BITS)
+    }
+    /// A constructor (`<init>`).
     pub fn is_constructor(&self) -> bool {
-        self.inner.name == "<init>"
+        self.data.name == "<init>"
+    }
+    /// The class initializer, `<clinit>`.
+    pub fn is_static_initializer(&self) -> bool {
+        self.data.name == "<clinit>"
+    }
+    /// A non-abstract, non-static instance method of an interface.
+    pub fn is_default(&self) -> bool {
+        self.data.type_tag == TypeTag::Interface
+            && !self.has(modifiers::ABSTRACT | modifiers::STATIC | modifiers::PRIVATE)
+            && !self.is_static_initializer()
     }
 
     /// Argument type signatures and the return type signature.
     pub fn argument_and_return_signatures(&self) -> (Vec<String>, String) {
-        names::split_method_signature(&self.inner.signature).unwrap_or_default()
+        names::split_method_signature(&self.data.signature).unwrap_or_default()
     }
 
-    /// The location of code index `index` in this method.
+    /// Java names of the argument types, in order.
+    pub fn argument_type_names(&self) -> Vec<String> {
+        self.argument_and_return_signatures().0.iter().map(|s| names::type_name_of_signature(s)).collect()
+    }
+
+    /// The Java name of the return type (`void` included).
+    pub fn return_type_name(&self) -> String {
+        names::type_name_of_signature(&self.argument_and_return_signatures().1)
+    }
+
+    /// The argument types; [`JdiError::ClassNotLoaded`] when one is not loaded.
+    pub async fn argument_types(&self) -> Result<Vec<Type>> {
+        let declaring = self.declaring_type().await?;
+        let mut out = Vec::new();
+        for sig in self.argument_and_return_signatures().0 {
+            out.push(declaring.find_type(&sig).await?);
+        }
+        Ok(out)
+    }
+
+    /// The return type ([`Type::Void`] included); [`JdiError::ClassNotLoaded`] when not loaded.
+    pub async fn return_type(&self) -> Result<Type> {
+        self.declaring_type().await?.find_type(&self.argument_and_return_signatures().1).await
+    }
+
+    /// The location of code index `index` in this method (unchecked).
     pub fn location(&self, index: u64) -> Location {
         Location {
-            type_tag: self.inner.type_tag,
-            class_id: ClassId(self.inner.declaring_type.0),
-            method_id: self.inner.id,
+            type_tag: self.data.type_tag,
+            class_id: self.data.declaring_type.into(),
+            method_id: self.data.id,
             index,
         }
     }
 
-    async fn line_table(&self) -> Result<Option<&LineTable>> {
-        let table = self
-            .inner
+    /// Where the method's code starts; `None` for native and abstract methods.
+    pub async fn code_location(&self) -> Result<Option<Location>> {
+        Ok(self.code_range().await?.map(|(start, _)| self.location(start.max(0) as u64)))
+    }
+
+    /// The location of `index` when it lies in the method's code; `None` otherwise and for
+    /// methods without code.
+    pub async fn location_of_code_index(&self, index: u64) -> Result<Option<Location>> {
+        Ok(self
+            .code_range()
+            .await?
+            .filter(|&(start, end)| start >= 0 && index >= start as u64 && index <= end as u64)
+            .map(|_| self.location(index)))
+    }
+
+    async fn lines(&self) -> Result<&Lines> {
+        self.data
             .lines
             .get_or_try_init(|| async {
-                let cmd = mc::LineTable { ref_type: self.inner.declaring_type, method_id: self.inner.id };
-                match self.inner.vm.send(&cmd).await {
+                // Methods without code need no question (JDI does the same).
+                if self.is_native() || self.is_abstract() {
+                    return Ok(Lines::NoCode);
+                }
+                let cmd = mc::LineTable { ref_type: self.data.declaring_type, method_id: self.data.id };
+                match self.vm.send(&cmd).await {
+                    Ok(r) if r.lines.is_empty() => Ok(Lines::Absent { start: r.start, end: r.end }),
                     Ok(r) => {
                         let mut lines: Vec<(u64, i32)> =
                             r.lines.iter().map(|l| (l.line_code_index as u64, l.line_number)).collect();
                         lines.sort_by_key(|(i, _)| *i);
-                        Ok(Some(LineTable { start: r.start, end: r.end, lines }))
+                        Ok(Lines::Table { start: r.start, end: r.end, lines })
                     }
-                    // Native and abstract methods have no code, hence no line table.
-                    Err(e) if e.code() == Some(jdwp_protocol::ErrorCode::NATIVE_METHOD) => Ok(None),
-                    Err(e) if e.code() == Some(jdwp_protocol::ErrorCode::ABSENT_INFORMATION) => Ok(None),
+                    Err(e) if e.code() == Some(ErrorCode::NATIVE_METHOD) => Ok(Lines::NoCode),
+                    Err(e) if is_absent(&e) => Ok(Lines::Absent { start: -1, end: -1 }),
                     Err(e) => Err(e),
                 }
             })
-            .await?;
-        Ok(table.as_ref())
+            .await
     }
 
-    /// The line table, sorted by code index (empty when absent).
+    /// The line table, `(code index, line)` sorted by code index. Empty for native and abstract
+    /// methods; `ABSENT_INFORMATION` for code without a line table. Cached.
     pub async fn all_line_locations(&self) -> Result<Vec<LineLocation>> {
-        Ok(self
-            .line_table()
-            .await?
-            .map(|t| t.lines.iter().map(|&(code_index, line)| LineLocation { code_index, line }).collect())
-            .unwrap_or_default())
+        match self.lines().await? {
+            Lines::NoCode => Ok(Vec::new()),
+            Lines::Absent { .. } => Err(absent("Method.LineTable")),
+            Lines::Table { lines, .. } => {
+                Ok(lines.iter().map(|&(code_index, line)| LineLocation { code_index, line }).collect())
+            }
+        }
     }
 
-    /// The first and last code index (`None` for methods without code).
+    /// The line table as [`Location`]s (see [`Method::all_line_locations`]).
+    pub async fn line_locations(&self) -> Result<Vec<Location>> {
+        Ok(self.all_line_locations().await?.into_iter().map(|l| self.location(l.code_index)).collect())
+    }
+
+    /// The first and last code index (`None` for methods without code or when the VM did not say).
     pub async fn code_range(&self) -> Result<Option<(i64, i64)>> {
-        Ok(self.line_table().await?.map(|t| (t.start, t.end)))
+        Ok(match self.lines().await? {
+            Lines::NoCode => None,
+            Lines::Absent { start, end } | Lines::Table { start, end, .. } => (*start >= 0).then_some((*start, *end)),
+        })
     }
 
-    /// Locations where line `line` starts.
+    /// Locations where line `line` starts (several when the line's code is split, as in loops).
+    /// Empty for methods without code; `ABSENT_INFORMATION` without a line table.
     pub async fn locations_of_line(&self, line: i32) -> Result<Vec<Location>> {
-        Ok(self
-            .line_table()
-            .await?
-            .map(|t| t.lines.iter().filter(|(_, l)| *l == line).map(|(i, _)| self.location(*i)).collect())
-            .unwrap_or_default())
+        match self.lines().await? {
+            Lines::NoCode => Ok(Vec::new()),
+            Lines::Absent { .. } => Err(absent("Method.LineTable")),
+            Lines::Table { lines, .. } => {
+                Ok(lines.iter().filter(|(_, l)| *l == line).map(|(i, _)| self.location(*i)).collect())
+            }
+        }
     }
 
     /// The line of code index `index` (-1 without a line table).
     pub async fn line_of(&self, index: u64) -> Result<i32> {
-        Ok(self
-            .line_table()
-            .await?
-            .and_then(|t| t.lines.iter().take_while(|(i, _)| *i <= index).last().map(|(_, l)| *l))
-            .unwrap_or(-1))
+        Ok(match self.lines().await? {
+            Lines::Table { lines, .. } => {
+                lines.iter().take_while(|(i, _)| *i <= index).last().map(|(_, l)| *l).unwrap_or(-1)
+            }
+            _ => -1,
+        })
     }
 
-    /// Arguments and locals (`ABSENT_INFORMATION` when compiled without `-g`).
+    /// Arguments and locals, generic signatures included; `this` and the compiler's `this$n`
+    /// are left out, as JDI does (use the frame's `this_object`). `ABSENT_INFORMATION` when
+    /// compiled without `-g` and for methods without code. Cached.
     pub async fn variables(&self) -> Result<&[Variable]> {
         let vars = self
-            .inner
+            .data
             .variables
             .get_or_try_init(|| async {
-                let cmd =
-                    mc::VariableTableWithGeneric { ref_type: self.inner.declaring_type, method_id: self.inner.id };
-                match self.inner.vm.send(&cmd).await {
+                if self.is_native() || self.is_abstract() {
+                    return Ok(None);
+                }
+                let cmd = mc::VariableTableWithGeneric { ref_type: self.data.declaring_type, method_id: self.data.id };
+                match self.vm.send(&cmd).await {
                     Ok(r) => {
                         let args_slots = r.arg_cnt;
                         Ok(Some(
                             r.slots
                                 .into_iter()
+                                .filter(|s| s.name != "this" && !s.name.starts_with("this$"))
                                 .map(|s| Variable {
                                     is_argument: s.slot < args_slots,
                                     name: s.name,
@@ -408,29 +1544,35 @@ impl Method {
                                 .collect(),
                         ))
                     }
-                    Err(e) if e.code() == Some(jdwp_protocol::ErrorCode::ABSENT_INFORMATION) => Ok(None),
+                    Err(e) if is_absent(&e) || e.code() == Some(ErrorCode::NATIVE_METHOD) => Ok(None),
                     Err(e) => Err(e),
                 }
             })
             .await?;
-        vars.as_deref().ok_or(JdiError::Jdwp {
-            command: "Method.VariableTableWithGeneric",
-            code: jdwp_protocol::ErrorCode::ABSENT_INFORMATION,
-        })
+        vars.as_deref().ok_or_else(|| absent("Method.VariableTableWithGeneric"))
     }
 
-    /// Variables with this name.
+    /// The arguments, in declaration order (see [`Method::variables`] for when it fails).
+    pub async fn arguments(&self) -> Result<Vec<Variable>> {
+        let mut args: Vec<Variable> = self.variables().await?.iter().filter(|v| v.is_argument).cloned().collect();
+        args.sort_by_key(|v| v.slot);
+        Ok(args)
+    }
+
+    /// Variables with this name (several when scopes reuse it).
     pub async fn variables_by_name(&self, name: &str) -> Result<Vec<Variable>> {
         Ok(self.variables().await?.iter().filter(|v| v.name == name).cloned().collect())
     }
 
+    /// The bytecode (needs `can_get_bytecodes`).
     pub async fn bytecodes(&self) -> Result<Vec<u8>> {
-        let cmd = mc::Bytecodes { ref_type: self.inner.declaring_type, method_id: self.inner.id };
-        Ok(self.inner.vm.send(&cmd).await?.bytes)
+        let cmd = mc::Bytecodes { ref_type: self.data.declaring_type, method_id: self.data.id };
+        Ok(self.vm.send(&cmd).await?.bytes)
     }
 
+    /// Whether a redefinition replaced this method with a different one (not cached).
     pub async fn is_obsolete(&self) -> Result<bool> {
-        let cmd = mc::IsObsolete { ref_type: self.inner.declaring_type, method_id: self.inner.id };
-        Ok(self.inner.vm.send(&cmd).await?.is_obsolete)
+        let cmd = mc::IsObsolete { ref_type: self.data.declaring_type, method_id: self.data.id };
+        Ok(self.vm.send(&cmd).await?.is_obsolete)
     }
 }

@@ -1,0 +1,253 @@
+//! Monitor deadlock detection with standard JDWP commands only.
+//!
+//! With every thread suspended: each thread blocked entering a monitor (status `MONITOR`) waits
+//! for that monitor's owner, which gives a graph where every thread has at most one outgoing edge;
+//! a deadlock is a cycle in it. `java.util.concurrent` locks are not monitors (their owners park),
+//! so JDWP cannot see them and they are not reported.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::Hash;
+
+use jdwp_protocol::{ThreadId, ThreadStatus};
+
+use crate::error::{JdiError, Result};
+use crate::mirrors::{ObjectReference, ThreadReference};
+use crate::vm::VirtualMachine;
+
+/// A cycle of threads, each waiting for a monitor held by the next (the last by the first).
+#[derive(Debug, Clone)]
+pub struct Deadlock {
+    pub threads: Vec<DeadlockedThread>,
+}
+
+/// One thread of a deadlock.
+#[derive(Debug, Clone)]
+pub struct DeadlockedThread {
+    pub thread: ThreadReference,
+    pub name: String,
+    /// The monitor it is blocked on (held by the next thread of the cycle).
+    pub waiting_for: Lock,
+    /// The monitors it owns.
+    pub holds: Vec<Lock>,
+    /// Its stack, top frame first.
+    pub stack: Vec<FrameInfo>,
+}
+
+/// A monitor: the object and its type name.
+#[derive(Debug, Clone)]
+pub struct Lock {
+    pub object: ObjectReference,
+    pub type_name: String,
+}
+
+/// A frame, described for printing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameInfo {
+    pub class_name: String,
+    pub method: String,
+    /// The source file name, when the class has one.
+    pub source: Option<String>,
+    /// The line, or -1 when unknown.
+    pub line: i32,
+}
+
+/// Finds every monitor deadlock: suspends the VM, inspects it, and resumes it (also on failure).
+/// Needs the owned-monitor, contended-monitor and monitor-info capabilities.
+pub async fn find_deadlocks(vm: &VirtualMachine) -> Result<Vec<Deadlock>> {
+    let caps = vm.capabilities().await?;
+    if !caps.can_get_owned_monitor_info {
+        return Err(JdiError::Unsupported("report the monitors a thread owns"));
+    }
+    if !caps.can_get_current_contended_monitor {
+        return Err(JdiError::Unsupported("report the monitor a thread is blocked on"));
+    }
+    if !caps.can_get_monitor_info {
+        return Err(JdiError::Unsupported("report a monitor's owner"));
+    }
+    vm.suspend().await?;
+    let found = scan(vm).await;
+    let resumed = vm.resume().await;
+    let found = found?;
+    resumed?;
+    Ok(found)
+}
+
+/// A thread blocked entering `monitor`, which `owner` holds.
+struct Wait {
+    thread: ThreadReference,
+    monitor: ObjectReference,
+    owner: ThreadReference,
+}
+
+async fn scan(vm: &VirtualMachine) -> Result<Vec<Deadlock>> {
+    let mut queries = tokio::task::JoinSet::new();
+    for thread in vm.all_threads().await? {
+        queries.spawn(blocked_on(thread));
+    }
+    let mut waits: HashMap<ThreadId, Wait> = HashMap::new();
+    while let Some(joined) = queries.join_next().await {
+        let joined = joined.map_err(|e| JdiError::InvalidArgument(format!("a thread query failed: {e}")))?;
+        if let Some(wait) = joined? {
+            waits.insert(wait.thread.id(), wait);
+        }
+    }
+    let edges: Vec<(ThreadId, ThreadId)> = waits.values().map(|w| (w.thread.id(), w.owner.id())).collect();
+    let mut deadlocks = Vec::new();
+    for cycle in find_cycles(&edges) {
+        let mut threads = Vec::with_capacity(cycle.len());
+        for id in cycle {
+            let wait = &waits[&id];
+            threads.push(describe(wait).await?);
+        }
+        // Start each cycle at its smallest name, so output does not depend on thread ids.
+        if let Some(first) = threads.iter().enumerate().min_by(|a, b| a.1.name.cmp(&b.1.name)).map(|(i, _)| i) {
+            threads.rotate_left(first);
+        }
+        deadlocks.push(Deadlock { threads });
+    }
+    deadlocks.sort_by(|a, b| a.threads[0].name.cmp(&b.threads[0].name));
+    Ok(deadlocks)
+}
+
+/// Whom `thread` waits for, if it is blocked entering a monitor. A thread that vanished or is
+/// not in a state to answer is not waiting for anyone.
+async fn blocked_on(thread: ThreadReference) -> Result<Option<Wait>> {
+    let query = async {
+        let (status, _) = thread.status().await?;
+        // `wait()`ing threads also report a contended monitor, but they wait for a notify.
+        if status != ThreadStatus::Monitor {
+            return Ok(None);
+        }
+        let Some(monitor) = thread.current_contended_monitor().await? else { return Ok(None) };
+        let Some(owner) = monitor.monitor_info().await?.owner else { return Ok(None) };
+        Ok(Some(Wait { thread: thread.clone(), monitor, owner }))
+    };
+    match query.await {
+        Err(JdiError::Jdwp { .. }) => Ok(None),
+        other => other,
+    }
+}
+
+async fn describe(wait: &Wait) -> Result<DeadlockedThread> {
+    let mut holds = Vec::new();
+    for object in wait.thread.owned_monitors().await? {
+        holds.push(lock(object).await?);
+    }
+    let mut stack = Vec::new();
+    for frame in wait.thread.frames().await? {
+        stack.push(frame_info(wait.thread.vm(), frame.location()).await?);
+    }
+    Ok(DeadlockedThread {
+        thread: wait.thread.clone(),
+        name: wait.thread.name().await?,
+        waiting_for: lock(wait.monitor.clone()).await?,
+        holds,
+        stack,
+    })
+}
+
+async fn lock(object: ObjectReference) -> Result<Lock> {
+    let type_name = object.reference_type().await?.name();
+    Ok(Lock { object, type_name })
+}
+
+/// Describes a code location: class, method, source file and line.
+pub async fn frame_info(vm: &VirtualMachine, location: jdwp_protocol::Location) -> Result<FrameInfo> {
+    let loc = vm.resolve_location(location).await?;
+    // Classes compiled without debug information have no source name or line table.
+    let source = loc.declaring_type.source_name().await.ok();
+    let line = loc.line_number().await.unwrap_or(-1);
+    Ok(FrameInfo { class_name: loc.declaring_type.name(), method: loc.method.name().to_string(), source, line })
+}
+
+/// The cycles of a graph where each node has at most one outgoing edge (`(from, to)`), each
+/// listed from the node reached first, in edge order. Nodes leading into a cycle are not in it.
+pub fn find_cycles<K: Copy + Eq + Hash>(edges: &[(K, K)]) -> Vec<Vec<K>> {
+    let next: HashMap<K, K> = edges.iter().copied().collect();
+    // The walk that first reached each node; a walk meeting itself closed a cycle.
+    let mut seen_by: HashMap<K, usize> = HashMap::new();
+    let mut cycles = Vec::new();
+    for (walk, &(start, _)) in edges.iter().enumerate() {
+        let mut path = Vec::new();
+        let mut node = start;
+        loop {
+            if let Some(&by) = seen_by.get(&node) {
+                if by == walk {
+                    let from = path.iter().position(|&n| n == node).unwrap_or(0);
+                    cycles.push(path[from..].to_vec());
+                }
+                break;
+            }
+            seen_by.insert(node, walk);
+            path.push(node);
+            match next.get(&node) {
+                Some(&to) => node = to,
+                None => break,
+            }
+        }
+    }
+    cycles
+}
+
+impl fmt::Display for Lock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "<{:#x}> (a {})", self.object.id().0, self.type_name)
+    }
+}
+
+impl fmt::Display for FrameInfo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}.{}(", self.class_name, self.method)?;
+        match (&self.source, self.line) {
+            (Some(source), line) if line >= 0 => write!(f, "{source}:{line})"),
+            (Some(source), _) => write!(f, "{source})"),
+            (None, _) => write!(f, "Unknown Source)"),
+        }
+    }
+}
+
+impl fmt::Display for Deadlock {
+    /// A jstack-like report: each thread with the lock it wants, who holds it, what it holds,
+    /// and its stack.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "Found a Java-level deadlock of {} threads:", self.threads.len())?;
+        for (i, t) in self.threads.iter().enumerate() {
+            let holder = &self.threads[(i + 1) % self.threads.len()];
+            writeln!(f, "\"{}\":", t.name)?;
+            writeln!(f, "  waiting to lock {},", t.waiting_for)?;
+            writeln!(f, "  which is held by \"{}\"", holder.name)?;
+        }
+        for t in &self.threads {
+            writeln!(f)?;
+            writeln!(f, "Stack of \"{}\":", t.name)?;
+            for frame in &t.stack {
+                writeln!(f, "\tat {frame}")?;
+            }
+            for lock in &t.holds {
+                writeln!(f, "\t- holds {lock}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_cycles;
+
+    #[test]
+    fn cycles_in_a_wait_for_graph() {
+        assert!(find_cycles::<u32>(&[]).is_empty());
+        // A chain is no deadlock.
+        assert!(find_cycles(&[(1, 2), (2, 3)]).is_empty());
+        assert_eq!(find_cycles(&[(1, 2), (2, 3), (3, 1)]), vec![vec![1, 2, 3]]);
+        // A thread waiting on a cycle is not part of it; two separate cycles are both found.
+        assert_eq!(
+            find_cycles(&[(9, 2), (2, 3), (3, 2), (5, 6), (6, 5), (7, 5)]),
+            vec![vec![2, 3], vec![5, 6]]
+        );
+        // Walks that end in a node seen earlier by another walk find nothing new.
+        assert_eq!(find_cycles(&[(1, 1), (2, 1)]), vec![vec![1]]);
+    }
+}

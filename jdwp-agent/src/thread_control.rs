@@ -1,0 +1,271 @@
+//! Thread control: the debugger's suspend counts, kept separate from how threads are suspended.
+//!
+//! JDWP counts suspensions: a thread suspended n times (by `ThreadReference.Suspend`, by
+//! `VirtualMachine.Suspend`, or by events with a suspending policy) runs again only after n resumes.
+//! JVMTI does not count, so the agent does: a thread is suspended in the VM exactly when its count is
+//! above zero. `VirtualMachine.Resume` takes one count off every thread that has one. Threads that
+//! start while the VM is suspended are suspended as many times as the VM is. When a debugger leaves,
+//! every count is cleared and every thread runs.
+//!
+//! How a thread is actually suspended is behind [`SuspendOps`], so these rules are unit-tested with a
+//! fake and used with JVMTI in the agent.
+
+use std::collections::HashMap;
+
+use jdwp_protocol::{ErrorCode, ThreadId};
+
+/// How to really suspend and resume threads (JVMTI in the agent, a fake in tests).
+pub trait SuspendOps {
+    /// Suspends these threads (none of which is suspended by us yet).
+    fn suspend(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>>;
+    /// Resumes these threads (each suspended by us).
+    fn resume(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>>;
+    /// The live application threads (agent threads excluded).
+    fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode>;
+}
+
+/// Suspend counts of every thread the debugger has suspended, and of the VM as a whole.
+#[derive(Debug, Default)]
+pub struct ThreadControl {
+    counts: HashMap<ThreadId, u32>,
+    /// How many `VirtualMachine.Suspend`s (and suspend-all events) are outstanding.
+    vm_count: u32,
+}
+
+impl ThreadControl {
+    /// The debugger-visible suspend count of a thread.
+    pub fn suspend_count(&self, thread: ThreadId) -> u32 {
+        self.counts.get(&thread).copied().unwrap_or(0)
+    }
+
+    /// How many times the whole VM is suspended.
+    pub fn vm_suspend_count(&self) -> u32 {
+        self.vm_count
+    }
+
+    /// `ThreadReference.Suspend` (or an event suspending its thread).
+    pub fn suspend_thread(&mut self, ops: &dyn SuspendOps, thread: ThreadId) -> Result<(), ErrorCode> {
+        self.suspend_threads(ops, &[thread])
+    }
+
+    fn suspend_threads(&mut self, ops: &dyn SuspendOps, threads: &[ThreadId]) -> Result<(), ErrorCode> {
+        // Only threads going from 0 to 1 need the VM; the others just count. One batched call keeps
+        // suspending many threads cheap.
+        let fresh: Vec<ThreadId> = threads.iter().copied().filter(|t| self.suspend_count(*t) == 0).collect();
+        let results = if fresh.is_empty() { Vec::new() } else { ops.suspend(&fresh) };
+        let mut first_error = None;
+        for (thread, result) in fresh.iter().zip(results) {
+            match result {
+                Ok(()) => {
+                    self.counts.insert(*thread, 1);
+                }
+                // A thread that died meanwhile is simply not suspended; report other failures.
+                Err(ErrorCode::THREAD_NOT_ALIVE) if threads.len() > 1 => {}
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        for thread in threads {
+            if !fresh.contains(thread) {
+                *self.counts.entry(*thread).or_insert(0) += 1;
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    /// `ThreadReference.Resume`: takes one count off; resuming an unsuspended thread does nothing.
+    pub fn resume_thread(&mut self, ops: &dyn SuspendOps, thread: ThreadId) -> Result<(), ErrorCode> {
+        self.resume_threads(ops, &[thread])
+    }
+
+    fn resume_threads(&mut self, ops: &dyn SuspendOps, threads: &[ThreadId]) -> Result<(), ErrorCode> {
+        let mut to_resume = Vec::new();
+        for thread in threads {
+            if let Some(count) = self.counts.get_mut(thread) {
+                *count -= 1;
+                if *count == 0 {
+                    self.counts.remove(thread);
+                    to_resume.push(*thread);
+                }
+            }
+        }
+        if to_resume.is_empty() {
+            return Ok(());
+        }
+        let results = ops.resume(&to_resume);
+        // A thread that died while suspended is gone either way.
+        results.into_iter().find_map(|r| r.err().filter(|e| *e != ErrorCode::THREAD_NOT_ALIVE)).map_or(Ok(()), Err)
+    }
+
+    /// `VirtualMachine.Suspend` (or a suspend-all event): one more count on every live thread.
+    pub fn suspend_all(&mut self, ops: &dyn SuspendOps) -> Result<(), ErrorCode> {
+        let threads = ops.live_threads()?;
+        self.vm_count += 1;
+        self.suspend_threads(ops, &threads)
+    }
+
+    /// `VirtualMachine.Resume`: one count off every thread that has one.
+    pub fn resume_all(&mut self, ops: &dyn SuspendOps) -> Result<(), ErrorCode> {
+        self.vm_count = self.vm_count.saturating_sub(1);
+        let threads: Vec<ThreadId> = self.counts.keys().copied().collect();
+        self.resume_threads(ops, &threads)
+    }
+
+    /// A thread started: if the VM is suspended, so is the newcomer, as many times.
+    pub fn thread_started(&mut self, ops: &dyn SuspendOps, thread: ThreadId) -> Result<(), ErrorCode> {
+        if self.vm_count == 0 {
+            return Ok(());
+        }
+        self.suspend_thread(ops, thread)?;
+        if let Some(count) = self.counts.get_mut(&thread) {
+            *count = self.vm_count;
+        }
+        Ok(())
+    }
+
+    /// A thread ended: forget it.
+    pub fn thread_ended(&mut self, thread: ThreadId) {
+        self.counts.remove(&thread);
+    }
+
+    /// The debugger left: every thread it suspended runs again and all counts are cleared.
+    pub fn reset(&mut self, ops: &dyn SuspendOps) {
+        self.vm_count = 0;
+        let threads: Vec<ThreadId> = self.counts.drain().map(|(t, _)| t).collect();
+        if !threads.is_empty() {
+            let _ = ops.resume(&threads);
+        }
+    }
+
+    /// Threads currently suspended by the debugger.
+    pub fn suspended_threads(&self) -> impl Iterator<Item = ThreadId> + '_ {
+        self.counts.keys().copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::RefCell;
+    use std::collections::HashSet;
+
+    /// Records real suspensions; refuses to suspend twice or resume what is not suspended, as JVMTI does.
+    #[derive(Default)]
+    struct FakeVm {
+        live: RefCell<Vec<ThreadId>>,
+        suspended: RefCell<HashSet<ThreadId>>,
+        calls: RefCell<u32>,
+    }
+
+    impl SuspendOps for FakeVm {
+        fn suspend(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>> {
+            *self.calls.borrow_mut() += 1;
+            threads
+                .iter()
+                .map(|t| {
+                    if !self.live.borrow().contains(t) {
+                        Err(ErrorCode::THREAD_NOT_ALIVE)
+                    } else if self.suspended.borrow_mut().insert(*t) {
+                        Ok(())
+                    } else {
+                        Err(ErrorCode::THREAD_SUSPENDED)
+                    }
+                })
+                .collect()
+        }
+        fn resume(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>> {
+            *self.calls.borrow_mut() += 1;
+            threads
+                .iter()
+                .map(
+                    |t| {
+                        if self.suspended.borrow_mut().remove(t) {
+                            Ok(())
+                        } else {
+                            Err(ErrorCode::THREAD_NOT_SUSPENDED)
+                        }
+                    },
+                )
+                .collect()
+        }
+        fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode> {
+            Ok(self.live.borrow().clone())
+        }
+    }
+
+    fn vm(n: u64) -> FakeVm {
+        let vm = FakeVm::default();
+        *vm.live.borrow_mut() = (1..=n).map(ThreadId).collect();
+        vm
+    }
+
+    #[test]
+    fn counts_nest_and_only_the_last_resume_runs_the_thread() {
+        let (vm, mut tc) = (vm(1), ThreadControl::default());
+        let t = ThreadId(1);
+        tc.suspend_thread(&vm, t).unwrap();
+        tc.suspend_thread(&vm, t).unwrap();
+        assert_eq!(tc.suspend_count(t), 2);
+        tc.resume_thread(&vm, t).unwrap();
+        assert!(vm.suspended.borrow().contains(&t));
+        tc.resume_thread(&vm, t).unwrap();
+        assert!(!vm.suspended.borrow().contains(&t));
+        // Resuming a running thread is a no-op, not an error.
+        tc.resume_thread(&vm, t).unwrap();
+        assert_eq!(tc.suspend_count(t), 0);
+    }
+
+    #[test]
+    fn vm_suspend_and_thread_suspend_combine() {
+        let (vm, mut tc) = (vm(3), ThreadControl::default());
+        tc.suspend_thread(&vm, ThreadId(2)).unwrap();
+        tc.suspend_all(&vm).unwrap();
+        assert_eq!((tc.suspend_count(ThreadId(1)), tc.suspend_count(ThreadId(2))), (1, 2));
+        tc.resume_all(&vm).unwrap();
+        assert_eq!(*vm.suspended.borrow(), HashSet::from([ThreadId(2)]));
+        assert_eq!(tc.vm_suspend_count(), 0);
+    }
+
+    #[test]
+    fn suspend_all_is_one_batched_call() {
+        let (vm, mut tc) = (vm(100), ThreadControl::default());
+        tc.suspend_all(&vm).unwrap();
+        tc.resume_all(&vm).unwrap();
+        assert_eq!(*vm.calls.borrow(), 2);
+    }
+
+    #[test]
+    fn threads_started_during_a_vm_suspend_are_suspended_as_often() {
+        let (vm, mut tc) = (vm(1), ThreadControl::default());
+        tc.suspend_all(&vm).unwrap();
+        tc.suspend_all(&vm).unwrap();
+        vm.live.borrow_mut().push(ThreadId(9));
+        tc.thread_started(&vm, ThreadId(9)).unwrap();
+        assert_eq!(tc.suspend_count(ThreadId(9)), 2);
+        tc.resume_all(&vm).unwrap();
+        tc.resume_all(&vm).unwrap();
+        assert!(vm.suspended.borrow().is_empty());
+    }
+
+    #[test]
+    fn reset_runs_everything() {
+        let (vm, mut tc) = (vm(2), ThreadControl::default());
+        tc.suspend_all(&vm).unwrap();
+        tc.suspend_thread(&vm, ThreadId(1)).unwrap();
+        tc.reset(&vm);
+        assert!(vm.suspended.borrow().is_empty());
+        assert_eq!(tc.suspend_count(ThreadId(1)), 0);
+        assert_eq!(tc.vm_suspend_count(), 0);
+    }
+
+    #[test]
+    fn a_dead_thread_does_not_break_suspend_all() {
+        let (vm, mut tc) = (vm(2), ThreadControl::default());
+        tc.thread_ended(ThreadId(2));
+        vm.live.borrow_mut().retain(|t| *t != ThreadId(2));
+        tc.suspend_all(&vm).unwrap();
+        assert_eq!(tc.suspend_count(ThreadId(1)), 1);
+        assert_eq!(tc.suspend_thread(&vm, ThreadId(2)), Err(ErrorCode::THREAD_NOT_ALIVE));
+    }
+}
