@@ -1,12 +1,16 @@
 //! Getting a [`VirtualMachine`]: attach to a listening agent, listen for an agent that attaches,
 //! or launch a JVM with an agent. Every step has a deadline; failures say which step failed.
 
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use jdwp_transports::{AsyncPacketReader, AsyncSocketConnection, AsyncSocketListener, attach_async, listen_async};
+use jdwp_transports::{
+    AddressError, AsyncPacketReader, HandshakeError, Host, SocketAddress, TransportError, attach_async,
+    handshake_as_debugger_async,
+};
 use tokio::io::AsyncReadExt;
+use tokio::net::{TcpListener, TcpStream};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::time::Instant;
 
@@ -18,12 +22,13 @@ use crate::vm::VirtualMachine;
 /// How long connecting (and the handshake, and the first reply) may take unless told otherwise.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long to collect a dead JVM's stderr for the error message (a grandchild may hold the pipe).
-const STDERR_GRACE: Duration = Duration::from_secs(2);
+/// How long to collect a dead JVM's output for the error message (a grandchild may hold a pipe),
+/// or to wait for a JVM we killed to be reaped.
+const OUTPUT_GRACE: Duration = Duration::from_secs(2);
 
 /// Wraps a connection whose handshake is done and asks for the ID sizes, by `deadline`.
-async fn start(conn: AsyncSocketConnection, deadline: Instant, what: &str) -> Result<VirtualMachine> {
-    let (read, write) = conn.into_stream().into_split();
+async fn start(stream: TcpStream, deadline: Instant, what: &str) -> Result<VirtualMachine> {
+    let (read, write) = stream.into_split();
     let (conn, events) = Connection::start(AsyncPacketReader::new(read), write);
     match tokio::time::timeout_at(deadline, VirtualMachine::start(conn, events)).await {
         Ok(vm) => vm,
@@ -40,27 +45,66 @@ pub async fn attach(address: &str, timeout: Option<Duration>) -> Result<VirtualM
     let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
     let deadline = Instant::now() + timeout;
     let conn = attach_async(address, Some(timeout)).await?;
-    start(conn, deadline, &format!("after attaching to {address}")).await
+    start(conn.into_stream(), deadline, &format!("after attaching to {address}")).await
 }
 
 /// Listens for an agent started with `server=n,address=<this listener>` to connect to us.
+///
+/// The debugger speaks first in the handshake whichever side connected, so this is not the
+/// VM-side listener of `jdwp-transports`: it accepts, then sends `JDWP-Handshake` itself.
 pub struct Listener {
-    inner: AsyncSocketListener,
+    inner: TcpListener,
+    local_addr: SocketAddr,
 }
 
 impl Listener {
-    /// Binds `address` (`port`, `host:port`; port 0 picks a free port, see [`Listener::port`]).
+    /// Binds a `dt_socket` address (`port` and `:port` mean loopback, `*:port` every interface,
+    /// `host:port`); port 0 picks a free port, see [`Listener::port`].
     pub async fn bind(address: &str) -> Result<Listener> {
-        Ok(Listener { inner: listen_async(address).await? })
+        let parsed = SocketAddress::parse(address).map_err(TransportError::from)?;
+        let port = parsed.port;
+        let candidates: Vec<SocketAddr> = match &parsed.host {
+            Host::Loopback => vec![(Ipv4Addr::LOCALHOST, port).into()],
+            // Dual-stack where IPv6 exists, IPv4 otherwise.
+            Host::AllInterfaces => vec![(Ipv6Addr::UNSPECIFIED, port).into(), (Ipv4Addr::UNSPECIFIED, port).into()],
+            Host::Ip(ip) => vec![(*ip, port).into()],
+            Host::Name(name) => {
+                let resolve = |reason: String| TransportError::from(AddressError::Resolve { host: name.clone(), reason });
+                let mut found: Vec<SocketAddr> =
+                    tokio::net::lookup_host((name.as_str(), port)).await.map_err(|e| resolve(e.to_string()))?.collect();
+                // IPv4 first, as attaching does.
+                found.sort_by_key(|a| a.is_ipv6());
+                found.truncate(1);
+                if found.is_empty() {
+                    return Err(resolve("no addresses".into()).into());
+                }
+                found
+            }
+        };
+        let mut first_error = None;
+        for addr in candidates {
+            match TcpListener::bind(addr).await {
+                Ok(inner) => {
+                    let local_addr =
+                        inner.local_addr().map_err(|e| JdiError::Launch(format!("reading the bound address: {e}")))?;
+                    tracing::debug!(%local_addr, "listening for a JVM to connect");
+                    return Ok(Listener { inner, local_addr });
+                }
+                Err(e) => {
+                    first_error.get_or_insert(TransportError::Io { operation: format!("listening on {addr}"), source: e });
+                }
+            }
+        }
+        Err(first_error.map_or_else(|| JdiError::InvalidArgument(format!("nothing to bind for {address}")), Into::into))
     }
 
     /// The address bound, with the real port.
     pub fn local_addr(&self) -> SocketAddr {
-        self.inner.local_addr()
+        self.local_addr
     }
 
     pub fn port(&self) -> u16 {
-        self.inner.local_addr().port()
+        self.local_addr.port()
     }
 
     /// Waits for one agent to connect and complete the handshake, then asks for the ID sizes;
@@ -69,19 +113,44 @@ impl Listener {
     pub async fn accept(&self, timeout: Option<Duration>) -> Result<VirtualMachine> {
         let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
         let deadline = Instant::now() + timeout;
-        let conn = self.accept_connection(deadline).await?;
-        start(conn, deadline, &format!("after accepting on {}", self.local_addr())).await
+        let stream = self.accept_connection(deadline).await?;
+        start(stream, deadline, &format!("after accepting on {}", self.local_addr)).await
     }
 
-    async fn accept_connection(&self, deadline: Instant) -> Result<AsyncSocketConnection> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        self.inner.accept_with_timeout(Some(left)).await.map_err(|e| match e {
-            e if e.is_timeout() => {
-                JdiError::Timeout(format!("waiting {left:?} for a JVM to connect to {} ({e})", self.local_addr()))
+    async fn accept_connection(&self, deadline: Instant) -> Result<TcpStream> {
+        let started = Instant::now();
+        let timed_out = || {
+            let waited = deadline.saturating_duration_since(started);
+            JdiError::Timeout(format!("waiting {waited:?} for a JVM to connect to {}", self.local_addr))
+        };
+        loop {
+            let accepted = tokio::time::timeout_at(deadline, self.inner.accept()).await.map_err(|_| timed_out())?;
+            let (mut stream, peer) = match accepted {
+                Ok(accepted) => accepted,
+                // A peer that gave up before we took it.
+                Err(e) if is_transient(&e) => continue,
+                Err(e) => {
+                    let operation = format!("accepting a connection on {}", self.local_addr);
+                    return Err(TransportError::Io { operation, source: e }.into());
+                }
+            };
+            let _ = stream.set_nodelay(true);
+            let left = deadline.saturating_duration_since(Instant::now());
+            match handshake_as_debugger_async(&mut stream, Some(left)).await {
+                Ok(()) => {
+                    tracing::debug!(%peer, "a JVM connected");
+                    return Ok(stream);
+                }
+                Err(HandshakeError::Timeout { .. }) if Instant::now() >= deadline => return Err(timed_out()),
+                Err(e) => tracing::warn!(%peer, error = %e, "dropping a peer that failed the JDWP handshake"),
             }
-            e => e.into(),
-        })
+        }
     }
+}
+
+fn is_transient(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), ConnectionAborted | ConnectionReset | Interrupted | WouldBlock)
 }
 
 /// What to launch: `java [jvm_options] <agent> [-cp classpath] main_class [args]`, where the
@@ -240,7 +309,7 @@ pub struct Launched {
 /// loopback port (as the JDK's launching connector does), and returns the connected VM.
 ///
 /// Fails with [`JdiError::Launch`] if `java` cannot be started, with
-/// [`JdiError::ExitedBeforeConnecting`] (carrying its stderr) if the JVM dies first (a bad option,
+/// [`JdiError::ExitedBeforeConnecting`] (carrying its output) if the JVM dies first (a bad option,
 /// a missing agent library), and with a timeout if its agent does not connect and answer within
 /// `opts.timeout`. A JVM that was started is killed on every failure.
 pub async fn launch(opts: &LaunchOptions) -> Result<Launched> {
@@ -256,7 +325,7 @@ pub async fn launch(opts: &LaunchOptions) -> Result<Launched> {
     if result.is_err() {
         // Kill and reap before reporting, so a failed launch leaves nothing behind.
         process.kill();
-        let _ = tokio::time::timeout(STDERR_GRACE, process.wait()).await;
+        let _ = tokio::time::timeout(OUTPUT_GRACE, process.wait()).await;
     }
     result
 }
@@ -271,7 +340,7 @@ async fn connect_launched(
 ) -> Result<Launched> {
     let io = |e: std::io::Error| JdiError::Launch(format!("registering the JVM's pipes: {e}"));
     let stdin = ChildStdin::from_std(pipes.stdin).map_err(io)?;
-    let stdout = ChildStdout::from_std(pipes.stdout).map_err(io)?;
+    let mut stdout = ChildStdout::from_std(pipes.stdout).map_err(io)?;
     let mut stderr = ChildStderr::from_std(pipes.stderr).map_err(io)?;
     let conn = tokio::select! {
         conn = listener.accept_connection(deadline) => conn.map_err(|e| match e {
@@ -281,12 +350,14 @@ async fn connect_launched(
             e => e,
         })?,
         status = process.wait() => {
-            let mut text = Vec::new();
-            let _ = tokio::time::timeout(STDERR_GRACE, stderr.read_to_end(&mut text)).await;
+            let (mut err, mut out) = (Vec::new(), Vec::new());
+            let read_both = async { tokio::join!(stderr.read_to_end(&mut err), stdout.read_to_end(&mut out)) };
+            let _ = tokio::time::timeout(OUTPUT_GRACE, read_both).await;
+            err.extend_from_slice(&out);
             return Err(JdiError::ExitedBeforeConnecting {
                 status: status.map_or_else(|e| e.to_string(), |s| s.to_string()),
                 command: command_line.to_string(),
-                stderr: String::from_utf8_lossy(&text).into_owned(),
+                output: String::from_utf8_lossy(&err).into_owned(),
             });
         }
     };

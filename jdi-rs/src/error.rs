@@ -28,9 +28,10 @@ pub enum JdiError {
     /// Launching the target VM failed.
     #[error("launching the target VM: {0}")]
     Launch(String),
-    /// The launched JVM exited before its agent connected; `stderr` usually says why.
-    #[error("the launched JVM exited ({status}) before its agent connected; command: {command}{}", stderr_suffix(stderr))]
-    ExitedBeforeConnecting { status: String, command: String, stderr: String },
+    /// The launched JVM exited before its agent connected; its `output` (stderr, then stdout,
+    /// where HotSpot reports bad options and missing agents) usually says why.
+    #[error("the launched JVM exited ({status}) before its agent connected; command: {command}{}", output_suffix(output))]
+    ExitedBeforeConnecting { status: String, command: String, output: String },
     /// The target VM lacks a capability the operation needs.
     #[error("the target VM cannot {0}")]
     Unsupported(&'static str),
@@ -43,9 +44,9 @@ pub enum JdiError {
     InvalidArgument(String),
 }
 
-fn stderr_suffix(stderr: &str) -> String {
-    let stderr = stderr.trim_end();
-    if stderr.is_empty() { String::new() } else { format!("; its stderr:\n{stderr}") }
+fn output_suffix(output: &str) -> String {
+    let output = output.trim_end();
+    if output.is_empty() { String::new() } else { format!("; its output:\n{output}") }
 }
 
 impl JdiError {

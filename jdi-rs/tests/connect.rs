@@ -8,6 +8,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use jdi::protocol::commands::thread_reference::Name;
 use jdi::protocol::commands::virtual_machine::{AllThreads, Version};
 use jdi::protocol::{ErrorCode, ObjectId};
 use jdi::{Event, JdiError, LaunchOptions, Listener, ObjectReference, VirtualMachine};
@@ -36,6 +37,21 @@ fn proc_exists(pid: u32) -> bool {
 fn signal(pid: u32, sig: i32) {
     // SAFETY: kill has no memory-safety preconditions; the pid is our live debuggee's.
     assert_eq!(unsafe { libc::kill(pid as libc::pid_t, sig) }, 0, "kill({pid}, {sig})");
+}
+
+/// Freezes a process and waits until every one of its threads has stopped (`kill` only queues
+/// the signal; a thread can still answer a command before it takes it).
+async fn freeze(pid: u32) {
+    signal(pid, libc::SIGSTOP);
+    let all_stopped = || {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return false };
+        tasks.flatten().all(|task| {
+            // The state follows the command name, which is in parentheses and may hold spaces.
+            std::fs::read_to_string(task.path().join("stat"))
+                .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('T')))
+        })
+    };
+    until("the JVM has stopped", all_stopped).await;
 }
 
 /// Waits (yielding, bounded) until `cond` holds.
@@ -182,11 +198,11 @@ async fn launch_failures_say_why() {
     let err = jdi::launch(&launch_options("Demo").java("/nonexistent/bin/java")).await.err().unwrap();
     assert!(matches!(&err, JdiError::Launch(m) if m.contains("/nonexistent/bin/java")), "{err:?}");
 
-    // The JVM refuses an option: it exits before connecting, and its stderr says why.
+    // The JVM refuses an option: it exits before connecting, and its output says why.
     let err = jdi::launch(&launch_options("Demo").jvm_option("-XX:+NoSuchJdiTestOption")).await.err().unwrap();
     match &err {
-        JdiError::ExitedBeforeConnecting { stderr, command, .. } => {
-            assert!(stderr.contains("NoSuchJdiTestOption"), "{stderr}");
+        JdiError::ExitedBeforeConnecting { output, command, .. } => {
+            assert!(output.contains("NoSuchJdiTestOption"), "{output}");
             assert!(command.contains("-XX:+NoSuchJdiTestOption"), "{command}");
         }
         other => panic!("{other:?}"),
@@ -196,7 +212,7 @@ async fn launch_failures_say_why() {
     // A missing agent library.
     let err = jdi::launch(&launch_options("Demo").agent_path("/nonexistent/libnoagent.so")).await.err().unwrap();
     match &err {
-        JdiError::ExitedBeforeConnecting { stderr, .. } => assert!(stderr.contains("libnoagent"), "{stderr}"),
+        JdiError::ExitedBeforeConnecting { output, .. } => assert!(output.contains("libnoagent"), "{output}"),
         other => panic!("{other:?}"),
     }
 }
@@ -228,27 +244,26 @@ async fn commands_are_counted_and_many_fly_at_once() {
     let s = common::start("Threads", &[]).await;
     let conn = s.vm.connection().clone();
     let before = conn.commands_sent();
-    let threads = s.vm.all_threads().await.unwrap();
+    let threads = conn.send(&AllThreads {}).await.unwrap().threads;
     assert_eq!(conn.commands_sent(), before + 1);
 
-    // 50 calls in flight at once, over a few threads; each gets its own reply.
-    let sequential: Vec<String> = {
-        let mut names = Vec::new();
-        for t in &threads {
-            names.push(t.name().await.unwrap());
-        }
-        names
-    };
+    // 50 calls in flight at once, over a few threads; each gets its own reply. (Raw commands:
+    // mirrors may cache names.)
+    let name = |&thread: &jdi::protocol::ThreadId| Name { thread };
+    let mut sequential = Vec::new();
+    for t in &threads {
+        sequential.push(conn.send(&name(t)).await.unwrap().thread_name);
+    }
     let before = conn.commands_sent();
     let mut calls = tokio::task::JoinSet::new();
     for i in 0..50 {
-        let t = threads[i % threads.len()].clone();
-        calls.spawn(async move { (i, t.name().await) });
+        let (conn, cmd) = (conn.clone(), name(&threads[i % threads.len()]));
+        calls.spawn(async move { (i, conn.send(&cmd).await) });
     }
     let mut got = 0;
     while let Some(joined) = calls.join_next().await {
-        let (i, name) = joined.unwrap();
-        assert_eq!(name.unwrap(), sequential[i % threads.len()]);
+        let (i, reply) = joined.unwrap();
+        assert_eq!(reply.unwrap().thread_name, sequential[i % threads.len()]);
         got += 1;
     }
     assert_eq!(got, 50);
@@ -280,15 +295,14 @@ async fn a_killed_vm_fails_every_pending_call_promptly() {
     let pid = s.jvm.pid();
     let threads = s.vm.all_threads().await.unwrap();
     // Freeze the JVM so that nothing gets answered: then all 50 calls are surely in flight.
-    signal(pid, libc::SIGSTOP);
+    freeze(pid).await;
     let conn = s.vm.connection().clone();
     let mut calls = tokio::task::JoinSet::new();
     for i in 0..50 {
-        let vm = s.vm.clone();
-        let t = threads[i % threads.len()].clone();
+        // Raw commands: mirrors may answer from their caches.
+        let (conn, thread) = (conn.clone(), threads[i % threads.len()].id());
         calls.spawn(async move {
-            // The raw command: the mirror's version() is cached.
-            if i % 2 == 0 { vm.connection().send(&Version {}).await.map(drop) } else { t.name().await.map(drop) }
+            if i % 2 == 0 { conn.send(&Version {}).await.map(drop) } else { conn.send(&Name { thread }).await.map(drop) }
         });
     }
     until("50 calls are in flight", || conn.pending_calls() == 50).await;
@@ -323,7 +337,7 @@ async fn a_call_timeout_gives_up_and_the_connection_survives() {
     let pid = s.jvm.pid();
     let conn = s.vm.connection().clone();
     assert_eq!(conn.call_timeout(), None);
-    signal(pid, libc::SIGSTOP);
+    freeze(pid).await;
     conn.set_call_timeout(Some(Duration::from_millis(200)));
     let started = Instant::now();
     let err = conn.send(&Version {}).await.err().unwrap();

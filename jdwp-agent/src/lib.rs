@@ -17,13 +17,21 @@
 //! Every function the VM calls (exports and JVMTI callbacks) must run its body inside `guard`,
 //! so that no panic unwinds into the VM.
 
+pub mod agent;
+mod backend;
+mod callbacks;
+mod commands;
 pub mod dispatch;
+mod event_helper;
 pub mod events;
 pub mod jni;
 pub mod jvmti;
+mod loader;
+mod logging;
 pub mod options;
 pub mod session;
 pub mod thread_control;
+mod values;
 
 use std::panic::{AssertUnwindSafe, UnwindSafe};
 
@@ -32,7 +40,6 @@ use std::panic::{AssertUnwindSafe, UnwindSafe};
 ///
 /// The panic is logged with `tracing` (the default panic hook has already printed it to stderr
 /// unless the loader replaced the hook).
-#[cfg_attr(not(test), expect(dead_code, reason = "used by the loader and the JVMTI callbacks, which come next"))]
 pub(crate) fn guard<F: FnOnce() -> R + UnwindSafe, R>(default: R, f: F) -> R {
     match std::panic::catch_unwind(f) {
         Ok(value) => value,

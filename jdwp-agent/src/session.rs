@@ -32,6 +32,9 @@ pub trait Backend: Send + Sync {
     fn attached(&self, session: &Arc<Session>);
     /// The debugger left (disposed, or its connection dropped).
     fn detached(&self, session: &Session);
+    /// Runs after a command's reply is written (`VirtualMachine.Exit` exits here, once the debugger
+    /// has its answer).
+    fn after_reply(&self, _set: u8, _cmd: u8) {}
 }
 
 /// One connected debugger.
@@ -114,6 +117,7 @@ pub fn serve(conn: SocketConnection, backend: &dyn Backend) -> Result<Ended, Tra
             tracing::warn!(error = %e, "could not write a reply; ending the session");
             break Ended::Disconnected;
         }
+        backend.after_reply(set, cmd);
         if (set, cmd) == (vm::SET, <vm::Dispose as Command>::CMD) {
             break Ended::Disposed;
         }

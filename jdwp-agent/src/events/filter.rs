@@ -9,6 +9,8 @@
 //! from JVMTI (a class name is only computed if a `ClassMatch` asks for it), so filtering a
 //! non-matching event costs a few comparisons and no allocation.
 
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
 use jdwp_protocol::commands::event_request::Modifier;
 use jdwp_protocol::{ErrorCode, EventKind, FieldId, Location, ObjectId, ReferenceTypeId, SuspendPolicy, ThreadId};
 
@@ -47,22 +49,23 @@ pub fn pattern_matches(pattern: &str, name: &str) -> bool {
 }
 
 /// One modifier as the agent keeps it: the protocol's modifier plus the count still to go.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 struct Filter {
     modifier: Modifier,
-    /// For `Count`: events still to swallow before letting one through.
-    remaining: i32,
+    /// For `Count`: events still to swallow before letting one through. Atomic because requests are
+    /// matched from many event threads at once without a lock (see the crate's locking rules).
+    remaining: AtomicI32,
 }
 
 /// An enabled event request.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug)]
 pub struct Request {
     pub id: i32,
     pub kind: EventKind,
     pub suspend_policy: SuspendPolicy,
     filters: Vec<Filter>,
     /// Set once a `Count` filter has let its event through: the request never fires again.
-    expired: bool,
+    expired: AtomicBool,
 }
 
 /// The outcome of offering one event to one request.
@@ -89,9 +92,9 @@ impl Request {
                 Modifier::Count { count } => count,
                 _ => 0,
             };
-            filters.push(Filter { modifier, remaining });
+            filters.push(Filter { modifier, remaining: AtomicI32::new(remaining) });
         }
-        Ok(Request { id, kind, suspend_policy, filters, expired: false })
+        Ok(Request { id, kind, suspend_policy, filters, expired: AtomicBool::new(false) })
     }
 
     pub fn modifiers(&self) -> impl Iterator<Item = &Modifier> {
@@ -100,7 +103,7 @@ impl Request {
 
     /// Whether a `Count` has expired this request; the caller may then delete it.
     pub fn is_expired(&self) -> bool {
-        self.expired
+        self.expired.load(Ordering::Acquire)
     }
 
     /// The `LocationOnly` location, if any (breakpoints are set where these say).
@@ -133,19 +136,22 @@ impl Request {
     }
 
     /// Applies the filters in order. Updates `Count` state, so call it once per event occurrence.
-    pub fn offer(&mut self, subject: &dyn EventSubject) -> Verdict {
-        if self.expired {
+    pub fn offer(&self, subject: &dyn EventSubject) -> Verdict {
+        if self.is_expired() {
             return Verdict::Skip;
         }
-        for filter in &mut self.filters {
+        for filter in &self.filters {
             let pass = match &filter.modifier {
                 Modifier::Count { .. } => {
-                    filter.remaining -= 1;
-                    if filter.remaining > 0 {
+                    // Exactly one occurrence sees the count go from 1 to 0, even when threads race.
+                    let before = filter.remaining.fetch_sub(1, Ordering::AcqRel);
+                    if before > 1 {
+                        return Verdict::Skip;
+                    }
+                    if before < 1 || self.expired.swap(true, Ordering::AcqRel) {
                         return Verdict::Skip;
                     }
                     // The count is used up: whatever the later filters decide, this request is done.
-                    self.expired = true;
                     true
                 }
                 // Reserved by the spec; nothing to evaluate.
@@ -273,7 +279,7 @@ mod tests {
 
     #[test]
     fn count_swallows_then_reports_once_then_expires() {
-        let mut r = request(EventKind::Breakpoint, vec![Modifier::Count { count: 3 }]);
+        let r = request(EventKind::Breakpoint, vec![Modifier::Count { count: 3 }]);
         let s = subject();
         let verdicts: Vec<Verdict> = (0..5).map(|_| r.offer(&s)).collect();
         assert_eq!(verdicts, [Verdict::Skip, Verdict::Skip, Verdict::Report, Verdict::Skip, Verdict::Skip]);
@@ -282,7 +288,7 @@ mod tests {
 
     #[test]
     fn count_expires_even_when_a_later_filter_rejects() {
-        let mut r = request(
+        let r = request(
             EventKind::Breakpoint,
             vec![Modifier::Count { count: 1 }, Modifier::ThreadOnly { thread: ThreadId(2) }],
         );
@@ -292,7 +298,7 @@ mod tests {
 
     #[test]
     fn filters_before_count_keep_it_from_counting() {
-        let mut r = request(
+        let r = request(
             EventKind::Breakpoint,
             vec![Modifier::ThreadOnly { thread: ThreadId(2) }, Modifier::Count { count: 1 }],
         );
@@ -346,7 +352,7 @@ mod tests {
             (EventKind::Breakpoint, Modifier::Conditional { expr_id: 1 }, Verdict::Report),
         ];
         for (kind, modifier, expected) in cases {
-            let mut r = request(kind, vec![modifier.clone()]);
+            let r = request(kind, vec![modifier.clone()]);
             assert_eq!(r.offer(&s), expected, "{kind:?} {modifier:?}");
         }
     }
@@ -354,7 +360,7 @@ mod tests {
     #[test]
     fn class_names_are_only_computed_when_a_filter_needs_them() {
         let s = subject();
-        let mut r = request(
+        let r = request(
             EventKind::MethodEntry,
             vec![Modifier::ThreadOnly { thread: ThreadId(9) }, Modifier::ClassMatch { class_pattern: "demo.*".into() }],
         );

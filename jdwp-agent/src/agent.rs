@@ -1,0 +1,511 @@
+//! The agent's state: one [`Agent`] per VM, created in `Agent_OnLoad`, reached from callbacks and
+//! agent threads through [`agent()`].
+//!
+//! # Locking rules
+//!
+//! A thread the debugger suspends stops at its next call into the VM (any JNI or JVMTI call). If it
+//! held an agent lock at that moment, the debugger's next command needing that lock would hang the
+//! session: the classic deadlock of debugger agents. Hence:
+//!
+//! * **Application threads** (event callbacks) take agent locks only around plain Rust code, never
+//!   across a JNI or JVMTI call. They filter events on snapshots of the request table and hand
+//!   matched events to the event helper thread, which does the rest.
+//! * **Agent threads** (the session thread, the event helper) are never suspended, so they may
+//!   hold locks across VM calls. Lock order: `Session::order` → `threads` → `ids`/`fields`/`methods`.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+
+use jdwp_protocol::{ErrorCode, FieldId, FrameId, IdSizes, MethodId, ObjectId, ReferenceTypeId, Tag, ThreadId};
+use crate::jvmti::sys::jthread;
+use jni_sys::{jclass, jfieldID, jmethodID, jobject};
+
+use crate::events::requests::RequestTable;
+use crate::jni::{JavaVm, Jni};
+use crate::jvmti::Jvmti;
+use crate::options::Options;
+use crate::session::Session;
+use crate::thread_control::ThreadControl;
+
+/// A JNI global (or weak global) reference: valid on every thread until deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct GlobalRef(pub jobject);
+
+// SAFETY: global references are valid on any attached thread (JNI spec); the wrapper only carries
+// the pointer, every use goes through JNI on an attached thread.
+unsafe impl Send for GlobalRef {}
+// SAFETY: as above; sharing the pointer value is harmless.
+unsafe impl Sync for GlobalRef {}
+
+/// Classes the agent tests objects against, pinned for the VM's life.
+pub struct KnownClasses {
+    pub object: GlobalRef,
+    pub class: GlobalRef,
+    pub string: GlobalRef,
+    pub thread: GlobalRef,
+    pub thread_group: GlobalRef,
+    pub class_loader: GlobalRef,
+    pub throwable: GlobalRef,
+}
+
+/// Everything the agent knows, for the life of the VM.
+pub struct Agent {
+    pub jvmti: Jvmti,
+    pub vm: JavaVm,
+    pub options: Options,
+    pub ids: Mutex<ObjectTable>,
+    pub fields: Mutex<FieldTable>,
+    pub methods: Mutex<HashSet<usize>>,
+    pub threads: Mutex<ThreadControl>,
+    /// Per thread, how many times it was resumed: part of every frame ID, so frames go stale.
+    pub frame_epochs: Mutex<HashMap<ThreadId, u32>>,
+    pub requests: Mutex<RequestTable>,
+    pub known: OnceLock<KnownClasses>,
+    /// The agent's own threads, hidden from the debugger and never suspended (a fixed array, so
+    /// event threads can copy it out without allocating and compare outside the lock).
+    pub agent_threads: Mutex<[Option<GlobalRef>; 4]>,
+    session: Mutex<Option<Arc<Session>>>,
+    session_changed: Condvar,
+    pub vm_dead: AtomicBool,
+    pub helper: OnceLock<crate::event_helper::EventHelper>,
+}
+
+static AGENT: OnceLock<Agent> = OnceLock::new();
+
+/// The agent, once `Agent_OnLoad` has created it.
+pub fn agent() -> Option<&'static Agent> {
+    AGENT.get()
+}
+
+pub(crate) fn install(agent: Agent) -> Result<&'static Agent, ErrorCode> {
+    AGENT.set(agent).map_err(|_| ErrorCode::INTERNAL)?;
+    AGENT.get().ok_or(ErrorCode::INTERNAL)
+}
+
+/// The ID widths this agent announces: 8 bytes for everything.
+pub const ID_SIZES: IdSizes = IdSizes { field_id: 8, method_id: 8, object_id: 8, reference_type_id: 8, frame_id: 8 };
+
+impl Agent {
+    pub fn new(jvmti: Jvmti, vm: JavaVm, options: Options) -> Agent {
+        Agent {
+            jvmti,
+            vm,
+            options,
+            ids: Mutex::new(ObjectTable::default()),
+            fields: Mutex::new(FieldTable::default()),
+            methods: Mutex::new(HashSet::new()),
+            threads: Mutex::new(ThreadControl::default()),
+            frame_epochs: Mutex::new(HashMap::new()),
+            requests: Mutex::new(RequestTable::default()),
+            known: OnceLock::new(),
+            agent_threads: Mutex::new([None; 4]),
+            session: Mutex::new(None),
+            session_changed: Condvar::new(),
+            vm_dead: AtomicBool::new(false),
+            helper: OnceLock::new(),
+        }
+    }
+
+    /// The JNI environment of the calling thread (attached: a callback or an agent thread).
+    pub fn jni(&self) -> Result<Jni, ErrorCode> {
+        self.vm.get_jni(jni_sys::JNI_VERSION_1_8).map_err(|_| ErrorCode::UNATTACHED_THREAD)
+    }
+
+    pub fn known(&self) -> Result<&KnownClasses, ErrorCode> {
+        self.known.get().ok_or(ErrorCode::VM_DEAD)
+    }
+
+    pub fn session(&self) -> Option<Arc<Session>> {
+        lock(&self.session).clone()
+    }
+
+    pub(crate) fn set_session(&self, session: Option<Arc<Session>>) {
+        *lock(&self.session) = session;
+        self.session_changed.notify_all();
+    }
+
+    /// Blocks until a debugger is attached (`suspend=y` at startup).
+    pub(crate) fn wait_for_session(&self) -> Arc<Session> {
+        let mut guard = lock(&self.session);
+        loop {
+            if let Some(session) = guard.as_ref() {
+                return session.clone();
+            }
+            guard = self.session_changed.wait(guard).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    pub fn is_agent_thread(&self, jni: Jni, thread: jthread) -> bool {
+        let threads = *lock(&self.agent_threads);
+        threads.iter().flatten().any(|t| jni.is_same_object(t.0, thread))
+    }
+
+    pub(crate) fn add_agent_thread(&self, thread: GlobalRef) -> Result<(), ErrorCode> {
+        let mut threads = lock(&self.agent_threads);
+        let slot = threads.iter_mut().find(|t| t.is_none()).ok_or(ErrorCode::INTERNAL)?;
+        *slot = Some(thread);
+        Ok(())
+    }
+
+    // ---- objects ------------------------------------------------------------------------------
+
+    /// The ID of an object (0 for null), assigning one if it has none. Agent threads only.
+    pub fn object_id(&self, jni: Jni, obj: jobject) -> Result<ObjectId, ErrorCode> {
+        if obj.is_null() {
+            return Ok(ObjectId::NULL);
+        }
+        let mut table = lock(&self.ids);
+        let tag = self.jvmti.get_tag(obj)?;
+        if tag > 0 && table.entries.contains_key(&(tag as u64)) {
+            return Ok(ObjectId(tag as u64));
+        }
+        let weak = jni.new_weak_global_ref(obj)?;
+        table.next += 1;
+        let id = table.next;
+        self.jvmti.set_tag(obj, id as i64)?;
+        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None });
+        Ok(ObjectId(id))
+    }
+
+    /// A local reference to the object with this ID (null for ID 0); `INVALID_OBJECT` if it was
+    /// never handed out or has been collected.
+    pub fn object(&self, jni: Jni, id: ObjectId) -> Result<jobject, ErrorCode> {
+        if id.is_null() {
+            return Ok(std::ptr::null_mut());
+        }
+        // Copy the weak reference out, then call JNI without the lock (see the locking rules).
+        // Weak references are never deleted, and a pinned object is strongly reachable, so the
+        // weak reference resolves exactly while the object lives.
+        let weak = lock(&self.ids).entries.get(&id.0).map(|e| e.weak).ok_or(ErrorCode::INVALID_OBJECT)?;
+        let local = jni.new_local_ref(weak.0);
+        if local.is_null() { Err(ErrorCode::INVALID_OBJECT) } else { Ok(local) }
+    }
+
+    /// Like [`Agent::object`], but null is an error.
+    pub fn non_null_object(&self, jni: Jni, id: ObjectId) -> Result<jobject, ErrorCode> {
+        let obj = self.object(jni, id)?;
+        if obj.is_null() { Err(ErrorCode::INVALID_OBJECT) } else { Ok(obj) }
+    }
+
+    /// A class by reference type ID, checked to really be a class object.
+    pub fn class(&self, jni: Jni, id: ReferenceTypeId) -> Result<jclass, ErrorCode> {
+        let obj = self.object(jni, ObjectId(id.0)).map_err(|_| ErrorCode::INVALID_CLASS)?;
+        if obj.is_null() || !jni.is_instance_of(obj, self.known()?.class.0) {
+            return Err(ErrorCode::INVALID_CLASS);
+        }
+        Ok(obj)
+    }
+
+    /// A thread by ID, checked to really be a thread.
+    pub fn thread(&self, jni: Jni, id: ThreadId) -> Result<jthread, ErrorCode> {
+        let obj = self.object(jni, ObjectId(id.0)).map_err(|_| ErrorCode::INVALID_THREAD)?;
+        if obj.is_null() || !jni.is_instance_of(obj, self.known()?.thread.0) {
+            return Err(ErrorCode::INVALID_THREAD);
+        }
+        Ok(obj)
+    }
+
+    /// The thread ID of a thread object (agent threads included; callers filter).
+    pub fn thread_id(&self, jni: Jni, thread: jthread) -> Result<ThreadId, ErrorCode> {
+        self.object_id(jni, thread).map(|id| ThreadId(id.0))
+    }
+
+    pub fn class_id(&self, jni: Jni, class: jclass) -> Result<ReferenceTypeId, ErrorCode> {
+        self.object_id(jni, class).map(|id| ReferenceTypeId(id.0))
+    }
+
+    /// Keeps an object from being collected (`DisableCollection`); counted.
+    pub fn pin(&self, jni: Jni, id: ObjectId) -> Result<(), ErrorCode> {
+        let obj = self.non_null_object(jni, id)?;
+        let mut table = lock(&self.ids);
+        let entry = table.entries.get_mut(&id.0).ok_or(ErrorCode::INVALID_OBJECT)?;
+        if entry.pinned.is_none() {
+            entry.pinned = Some(GlobalRef(jni.new_global_ref(obj)?));
+        }
+        Ok(())
+    }
+
+    /// Lets an object be collected again (`EnableCollection`).
+    pub fn unpin(&self, jni: Jni, id: ObjectId) -> Result<(), ErrorCode> {
+        let mut table = lock(&self.ids);
+        if let Some(strong) = table.entries.get_mut(&id.0).and_then(|e| e.pinned.take()) {
+            jni.delete_global_ref(strong.0);
+        }
+        Ok(())
+    }
+
+    /// Whether the object is gone (`IsCollected`).
+    pub fn is_collected(&self, jni: Jni, id: ObjectId) -> Result<bool, ErrorCode> {
+        match self.object(jni, id) {
+            Ok(obj) => {
+                jni.delete_local_ref(obj);
+                Ok(false)
+            }
+            Err(_) if lock(&self.ids).entries.contains_key(&id.0) => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The debugger left: release every pin (IDs stay valid; they are never reused).
+    pub fn unpin_all(&self, jni: Jni) {
+        let mut table = lock(&self.ids);
+        for entry in table.entries.values_mut() {
+            if let Some(strong) = entry.pinned.take() {
+                jni.delete_global_ref(strong.0);
+            }
+        }
+    }
+
+    /// The JDWP tag of an object's runtime kind (`Tag::Object` for null).
+    pub fn object_tag(&self, jni: Jni, obj: jobject) -> Result<Tag, ErrorCode> {
+        if obj.is_null() {
+            return Ok(Tag::Object);
+        }
+        let known = self.known()?;
+        let class = jni.get_object_class(obj)?;
+        let is_array = self.jvmti.is_array_class(class)?;
+        jni.delete_local_ref(class);
+        Ok(if is_array {
+            Tag::Array
+        } else if jni.is_instance_of(obj, known.string.0) {
+            Tag::String
+        } else if jni.is_instance_of(obj, known.thread.0) {
+            Tag::Thread
+        } else if jni.is_instance_of(obj, known.thread_group.0) {
+            Tag::ThreadGroup
+        } else if jni.is_instance_of(obj, known.class_loader.0) {
+            Tag::ClassLoader
+        } else if jni.is_instance_of(obj, known.class.0) {
+            Tag::ClassObject
+        } else {
+            Tag::Object
+        })
+    }
+
+    pub fn tagged_object(&self, jni: Jni, obj: jobject) -> Result<jdwp_protocol::TaggedObjectId, ErrorCode> {
+        Ok(jdwp_protocol::TaggedObjectId { tag: self.object_tag(jni, obj)?, id: self.object_id(jni, obj)? })
+    }
+
+    // ---- methods, fields, frames ----------------------------------------------------------------
+
+    /// The ID of a method: its `jmethodID`, remembered so that IDs from the debugger can be checked.
+    pub fn method_id(&self, method: jmethodID) -> MethodId {
+        lock(&self.methods).insert(method as usize);
+        MethodId(method as u64)
+    }
+
+    /// A method the agent handed out (a forged ID would crash the VM if passed to JVMTI).
+    pub fn method(&self, id: MethodId) -> Result<jmethodID, ErrorCode> {
+        if lock(&self.methods).contains(&(id.0 as usize)) {
+            Ok(id.0 as usize as jmethodID)
+        } else {
+            Err(ErrorCode::INVALID_METHODID)
+        }
+    }
+
+    /// The ID of a field of `class` (agent-assigned; each also knows its type and owner).
+    pub fn field_id(&self, jni: Jni, class: jclass, field: jfieldID) -> Result<FieldId, ErrorCode> {
+        let class_id = self.class_id(jni, class)?;
+        if let Some(id) = lock(&self.fields).by_key.get(&(class_id.0, field as usize)) {
+            return Ok(FieldId(*id));
+        }
+        let sig = self.jvmti.get_field_name(class, field)?;
+        let modifiers = self.jvmti.get_field_modifiers(class, field)?;
+        let global = GlobalRef(jni.new_global_ref(class)?);
+        let tag = Tag::of_signature(&sig.signature).unwrap_or(Tag::Object);
+        let mut fields = lock(&self.fields);
+        let id = fields.entries.len() as u64 + 1;
+        fields.entries.push(FieldEntry {
+            class: global,
+            class_id,
+            field: field as usize,
+            tag,
+            signature: sig.signature,
+            is_static: modifiers & jdwp_protocol::modifiers::STATIC != 0,
+        });
+        fields.by_key.insert((class_id.0, field as usize), id);
+        Ok(FieldId(id))
+    }
+
+    /// What the agent knows of a field it handed out.
+    pub fn field(&self, id: FieldId) -> Result<FieldEntry, ErrorCode> {
+        let fields = lock(&self.fields);
+        id.0.checked_sub(1).and_then(|i| fields.entries.get(i as usize)).cloned().ok_or(ErrorCode::INVALID_FIELDID)
+    }
+
+    /// A frame ID: the thread's resume epoch and the depth, so a frame goes stale when its thread runs.
+    pub fn frame_id(&self, thread: ThreadId, depth: i32) -> FrameId {
+        let epoch = lock(&self.frame_epochs).get(&thread).copied().unwrap_or(0);
+        FrameId((u64::from(epoch) << 32) | depth as u32 as u64)
+    }
+
+    /// The depth of a frame of `thread`, or `INVALID_FRAMEID` if the thread ran since.
+    pub fn frame_depth(&self, thread: ThreadId, frame: FrameId) -> Result<i32, ErrorCode> {
+        let epoch = lock(&self.frame_epochs).get(&thread).copied().unwrap_or(0);
+        if (frame.0 >> 32) as u32 != epoch {
+            return Err(ErrorCode::INVALID_FRAMEID);
+        }
+        i32::try_from(frame.0 & 0xffff_ffff).map_err(|_| ErrorCode::INVALID_FRAMEID)
+    }
+
+    /// Threads resumed: their frames are stale.
+    pub fn threads_resumed(&self, threads: &[ThreadId]) {
+        let mut epochs = lock(&self.frame_epochs);
+        for t in threads {
+            let e = epochs.entry(*t).or_insert(0);
+            *e = e.wrapping_add(1);
+        }
+    }
+
+    pub fn is_vm_dead(&self) -> bool {
+        self.vm_dead.load(Ordering::Acquire)
+    }
+}
+
+/// Locks a mutex, carrying on after a panic elsewhere (the data is still consistent: every critical
+/// section here leaves it so before doing anything that could panic).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[derive(Debug, Clone, Copy)]
+pub struct ObjectEntry {
+    weak: GlobalRef,
+    pinned: Option<GlobalRef>,
+}
+
+/// Object IDs ↔ objects. IDs are JVMTI tags, so an object keeps its ID; they are never reused.
+#[derive(Default)]
+pub struct ObjectTable {
+    next: u64,
+    entries: HashMap<u64, ObjectEntry>,
+}
+
+/// A field as the agent hands it out.
+#[derive(Debug, Clone)]
+pub struct FieldEntry {
+    pub class: GlobalRef,
+    pub class_id: ReferenceTypeId,
+    pub field: usize,
+    pub tag: Tag,
+    pub signature: String,
+    pub is_static: bool,
+}
+
+impl FieldEntry {
+    pub fn jfield(&self) -> jfieldID {
+        self.field as jfieldID
+    }
+}
+
+#[derive(Default)]
+pub struct FieldTable {
+    entries: Vec<FieldEntry>,
+    by_key: HashMap<(u64, usize), u64>,
+}
+
+/// The untagged-value oracle: field types and array component types, from what the agent knows.
+impl jdwp_protocol::UntaggedTypes for Agent {
+    fn field_tag(&self, field: FieldId) -> Option<Tag> {
+        self.field(field).ok().map(|f| f.tag)
+    }
+
+    fn array_component_tag(&self, array: jdwp_protocol::ArrayId) -> Option<Tag> {
+        let jni = self.jni().ok()?;
+        let obj = self.object(jni, ObjectId(array.0)).ok()?;
+        if obj.is_null() {
+            return None;
+        }
+        let class = jni.get_object_class(obj).ok()?;
+        let sig = self.jvmti.get_class_signature(class).ok()?.0;
+        jni.delete_local_ref(class);
+        jni.delete_local_ref(obj);
+        sig.strip_prefix('[').and_then(Tag::of_signature)
+    }
+}
+
+impl crate::dispatch::DecodeContext for Agent {
+    fn id_sizes(&self) -> IdSizes {
+        ID_SIZES
+    }
+    fn untagged_types(&self) -> &dyn jdwp_protocol::UntaggedTypes {
+        self
+    }
+}
+
+impl From<crate::jni::JniError> for ErrorCode {
+    fn from(e: crate::jni::JniError) -> ErrorCode {
+        e.to_jdwp()
+    }
+}
+
+/// Suspension through JVMTI, for [`ThreadControl`]. Agent threads only.
+pub struct JvmtiSuspend<'a> {
+    pub agent: &'a Agent,
+    pub jni: Jni,
+}
+
+impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
+    fn suspend(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>> {
+        self.batch(threads, true)
+    }
+
+    fn resume(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>> {
+        self.agent.threads_resumed(threads);
+        self.batch(threads, false)
+    }
+
+    fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode> {
+        let all = self.agent.jvmti.get_all_threads()?;
+        let mut out = Vec::with_capacity(all.len());
+        for &t in all.iter() {
+            if !self.agent.is_agent_thread(self.jni, t) {
+                out.push(self.agent.thread_id(self.jni, t)?);
+            }
+            self.jni.delete_local_ref(t);
+        }
+        Ok(out)
+    }
+}
+
+impl JvmtiSuspend<'_> {
+    fn batch(&self, threads: &[ThreadId], suspend: bool) -> Vec<Result<(), ErrorCode>> {
+        let mut refs = Vec::with_capacity(threads.len());
+        let mut results: Vec<Result<(), ErrorCode>> = Vec::with_capacity(threads.len());
+        for t in threads {
+            match self.agent.thread(self.jni, *t) {
+                Ok(r) => {
+                    refs.push(r);
+                    results.push(Ok(()));
+                }
+                Err(e) => results.push(Err(e)),
+            }
+        }
+        let outcome = if suspend {
+            self.agent.jvmti.suspend_thread_list(&refs)
+        } else {
+            self.agent.jvmti.resume_thread_list(&refs)
+        };
+        match outcome {
+            Ok(each) => {
+                let mut each = each.into_iter();
+                for r in results.iter_mut().filter(|r| r.is_ok()) {
+                    *r = each.next().unwrap_or(Ok(())).map_err(|e| {
+                        // Thread control tolerates threads that died meanwhile; tell it so.
+                        if e == crate::jvmti::JvmtiError::THREAD_NOT_ALIVE { ErrorCode::THREAD_NOT_ALIVE } else { e.into() }
+                    });
+                }
+            }
+            Err(e) => {
+                for r in results.iter_mut().filter(|r| r.is_ok()) {
+                    *r = Err(e.into());
+                }
+            }
+        }
+        for r in refs {
+            self.jni.delete_local_ref(r);
+        }
+        results
+    }
+}

@@ -1,0 +1,64 @@
+//! The agent as the session's [`Backend`]: commands go through the dispatch table inside a JNI
+//! local frame; a debugger leaving undoes everything it set up.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use jdwp_protocol::{Command, ErrorCode};
+use jdwp_protocol::commands::virtual_machine as vm;
+
+use crate::agent::{Agent, JvmtiSuspend, lock};
+use crate::session::{Backend, Session};
+
+pub struct AgentBackend {
+    pub agent: &'static Agent,
+}
+
+/// The exit code `VirtualMachine.Exit` asked for, applied once its reply is written.
+static PENDING_EXIT: AtomicI32 = AtomicI32::new(i32::MIN);
+
+pub(crate) fn exit_after_reply(code: i32) {
+    PENDING_EXIT.store(code, Ordering::SeqCst);
+}
+
+impl Backend for AgentBackend {
+    fn handle_command(&self, set: u8, cmd: u8, body: &[u8], _session: &Session) -> Result<Vec<u8>, ErrorCode> {
+        let agent = self.agent;
+        let Some(entry) = crate::dispatch::lookup(crate::commands::TABLE, set, cmd) else {
+            return Err(ErrorCode::NOT_IMPLEMENTED);
+        };
+        let jni = agent.jni()?;
+        // Every local reference a handler makes dies with this frame.
+        let frame = jni.push_local_frame(64)?;
+        let result = (entry.handler)(agent, body);
+        drop(frame);
+        result
+    }
+
+    fn attached(&self, session: &Arc<Session>) {
+        tracing::info!("debugger attached");
+        self.agent.set_session(Some(session.clone()));
+    }
+
+    fn detached(&self, _session: &Session) {
+        tracing::info!("debugger detached");
+        let agent = self.agent;
+        agent.set_session(None);
+        let Ok(jni) = agent.jni() else { return };
+        let Ok(frame) = jni.push_local_frame(64) else { return };
+        let requests = lock(&agent.requests).clear();
+        crate::commands::event_request::forget_requests(agent, jni, &requests);
+        lock(&agent.threads).reset(&JvmtiSuspend { agent, jni });
+        agent.unpin_all(jni);
+        drop(frame);
+    }
+
+    fn after_reply(&self, set: u8, cmd: u8) {
+        if (set, cmd) == (vm::SET, <vm::Exit as Command>::CMD) {
+            let code = PENDING_EXIT.load(Ordering::SeqCst);
+            if code != i32::MIN {
+                std::process::exit(code);
+            }
+        }
+    }
+}

@@ -1,0 +1,87 @@
+//! `Method` (command set 6).
+
+use jdwp_protocol::commands::method::*;
+use jdwp_protocol::{ErrorCode, MethodId, ReferenceTypeId};
+use jni_sys::jmethodID;
+
+use crate::agent::Agent;
+
+/// The method, checked to be one the agent handed out and to belong to `ref_type`.
+fn method(agent: &Agent, ref_type: ReferenceTypeId, id: MethodId) -> Result<jmethodID, ErrorCode> {
+    let jni = agent.jni()?;
+    let class = agent.class(jni, ref_type)?;
+    let m = agent.method(id)?;
+    let declaring = agent.jvmti.get_method_declaring_class(m)?;
+    let same = jni.is_same_object(class, declaring);
+    jni.delete_local_ref(declaring);
+    if same { Ok(m) } else { Err(ErrorCode::INVALID_METHODID) }
+}
+
+pub fn line_table(agent: &Agent, cmd: LineTable) -> Result<LineTableReply, ErrorCode> {
+    let m = method(agent, cmd.ref_type, cmd.method_id)?;
+    if agent.jvmti.is_method_native(m)? {
+        return Err(ErrorCode::NATIVE_METHOD);
+    }
+    let (start, end) = match agent.jvmti.get_method_location(m) {
+        Ok(range) => range,
+        // Abstract methods have no code: an empty table, as the JDK's agent answers.
+        Err(_) => return Ok(LineTableReply { start: -1, end: -1, lines: Vec::new() }),
+    };
+    let table = agent.jvmti.get_line_number_table(m)?;
+    let lines = table
+        .iter()
+        .map(|e| LineTableEntry { line_code_index: e.start_location, line_number: e.line_number })
+        .collect();
+    Ok(LineTableReply { start, end, lines })
+}
+
+fn variables(agent: &Agent, ref_type: ReferenceTypeId, id: MethodId) -> Result<(i32, Vec<GenericVariableSlot>), ErrorCode> {
+    let m = method(agent, ref_type, id)?;
+    if agent.jvmti.is_method_native(m)? {
+        return Err(ErrorCode::NATIVE_METHOD);
+    }
+    let arg_cnt = agent.jvmti.get_arguments_size(m)?;
+    let table = agent.jvmti.get_local_variable_table(m)?;
+    let slots = table
+        .into_iter()
+        .map(|v| GenericVariableSlot {
+            code_index: v.start_location,
+            name: v.name,
+            signature: v.signature,
+            generic_signature: v.generic_signature.unwrap_or_default(),
+            length: v.length,
+            slot: v.slot,
+        })
+        .collect();
+    Ok((arg_cnt, slots))
+}
+
+pub fn variable_table(agent: &Agent, cmd: VariableTable) -> Result<VariableTableReply, ErrorCode> {
+    let (arg_cnt, slots) = variables(agent, cmd.ref_type, cmd.method_id)?;
+    let slots = slots
+        .into_iter()
+        .map(|v| VariableSlot { code_index: v.code_index, name: v.name, signature: v.signature, length: v.length, slot: v.slot })
+        .collect();
+    Ok(VariableTableReply { arg_cnt, slots })
+}
+
+pub fn variable_table_with_generic(
+    agent: &Agent,
+    cmd: VariableTableWithGeneric,
+) -> Result<VariableTableWithGenericReply, ErrorCode> {
+    let (arg_cnt, slots) = variables(agent, cmd.ref_type, cmd.method_id)?;
+    Ok(VariableTableWithGenericReply { arg_cnt, slots })
+}
+
+pub fn bytecodes(agent: &Agent, cmd: Bytecodes) -> Result<BytecodesReply, ErrorCode> {
+    let m = method(agent, cmd.ref_type, cmd.method_id)?;
+    if agent.jvmti.is_method_native(m)? {
+        return Ok(BytecodesReply { bytes: Vec::new() });
+    }
+    Ok(BytecodesReply { bytes: agent.jvmti.get_bytecodes(m)?.to_vec() })
+}
+
+pub fn is_obsolete(agent: &Agent, cmd: IsObsolete) -> Result<IsObsoleteReply, ErrorCode> {
+    let m = method(agent, cmd.ref_type, cmd.method_id)?;
+    Ok(IsObsoleteReply { is_obsolete: agent.jvmti.is_method_obsolete(m)? })
+}

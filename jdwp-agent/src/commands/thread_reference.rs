@@ -1,0 +1,139 @@
+//! `ThreadReference` (command set 11) and `ThreadGroupReference` (12).
+
+use jdwp_protocol::commands::thread_group_reference as tg;
+use jdwp_protocol::commands::thread_reference::*;
+use jdwp_protocol::{ErrorCode, ThreadGroupId, ThreadId, ThreadStatus, suspend_status};
+
+use crate::agent::{Agent, JvmtiSuspend, lock};
+use crate::jni::Jni;
+use crate::jvmti::sys::*;
+
+fn thread(agent: &Agent, id: ThreadId) -> Result<(Jni, jthread), ErrorCode> {
+    let jni = agent.jni()?;
+    let t = agent.thread(jni, id)?;
+    if agent.is_agent_thread(jni, t) {
+        // The agent's own threads do not exist for the debugger.
+        return Err(ErrorCode::INVALID_THREAD);
+    }
+    Ok((jni, t))
+}
+
+pub fn name(agent: &Agent, cmd: Name) -> Result<NameReply, ErrorCode> {
+    let (_, t) = thread(agent, cmd.thread)?;
+    Ok(NameReply { thread_name: agent.jvmti.get_thread_info(t)?.name })
+}
+
+pub fn suspend(agent: &Agent, cmd: Suspend) -> Result<SuspendReply, ErrorCode> {
+    let (jni, _) = thread(agent, cmd.thread)?;
+    lock(&agent.threads).suspend_thread(&JvmtiSuspend { agent, jni }, cmd.thread)?;
+    Ok(SuspendReply {})
+}
+
+pub fn resume(agent: &Agent, cmd: Resume) -> Result<ResumeReply, ErrorCode> {
+    let (jni, _) = thread(agent, cmd.thread)?;
+    lock(&agent.threads).resume_thread(&JvmtiSuspend { agent, jni }, cmd.thread)?;
+    Ok(ResumeReply {})
+}
+
+/// JVMTI's thread state as JDWP's status.
+pub fn jdwp_status(state: i32) -> ThreadStatus {
+    if state & JVMTI_THREAD_STATE_ALIVE == 0 {
+        if state & JVMTI_THREAD_STATE_TERMINATED != 0 { ThreadStatus::Zombie } else { ThreadStatus::NotStarted }
+    } else if state & JVMTI_THREAD_STATE_BLOCKED_ON_MONITOR_ENTER != 0 {
+        ThreadStatus::Monitor
+    } else if state & JVMTI_THREAD_STATE_SLEEPING != 0 {
+        ThreadStatus::Sleeping
+    } else if state & JVMTI_THREAD_STATE_WAITING != 0 {
+        ThreadStatus::Wait
+    } else {
+        ThreadStatus::Running
+    }
+}
+
+pub fn status(agent: &Agent, cmd: Status) -> Result<StatusReply, ErrorCode> {
+    let (_, t) = thread(agent, cmd.thread)?;
+    let state = agent.jvmti.get_thread_state(t)?;
+    let suspended = lock(&agent.threads).suspend_count(cmd.thread) > 0;
+    Ok(StatusReply {
+        thread_status: jdwp_status(state),
+        suspend_status: if suspended { suspend_status::SUSPENDED } else { 0 },
+    })
+}
+
+pub fn thread_group(agent: &Agent, cmd: ThreadGroup) -> Result<ThreadGroupReply, ErrorCode> {
+    let (jni, t) = thread(agent, cmd.thread)?;
+    let group = agent.jvmti.get_thread_info(t)?.thread_group;
+    Ok(ThreadGroupReply { group: ThreadGroupId(agent.object_id(jni, group)?.0) })
+}
+
+pub fn suspend_count(agent: &Agent, cmd: SuspendCount) -> Result<SuspendCountReply, ErrorCode> {
+    thread(agent, cmd.thread)?;
+    let count = lock(&agent.threads).suspend_count(cmd.thread);
+    Ok(SuspendCountReply { suspend_count: count as i32 })
+}
+
+/// The thread, which must be suspended by the debugger for its frames to mean anything.
+fn suspended(agent: &Agent, id: ThreadId) -> Result<(Jni, jthread), ErrorCode> {
+    let (jni, t) = thread(agent, id)?;
+    if lock(&agent.threads).suspend_count(id) == 0 {
+        return Err(ErrorCode::THREAD_NOT_SUSPENDED);
+    }
+    Ok((jni, t))
+}
+
+pub fn frame_count(agent: &Agent, cmd: FrameCount) -> Result<FrameCountReply, ErrorCode> {
+    let (_, t) = suspended(agent, cmd.thread)?;
+    Ok(FrameCountReply { frame_count: agent.jvmti.get_frame_count(t)? })
+}
+
+pub fn frames(agent: &Agent, cmd: Frames) -> Result<FramesReply, ErrorCode> {
+    let (jni, t) = suspended(agent, cmd.thread)?;
+    let count = agent.jvmti.get_frame_count(t)?;
+    if cmd.start_frame < 0 || cmd.start_frame > count {
+        return Err(ErrorCode::INVALID_INDEX);
+    }
+    let available = count - cmd.start_frame;
+    let length = if cmd.length == -1 { available } else { cmd.length };
+    if length < 0 || length > available {
+        return Err(ErrorCode::INVALID_LENGTH);
+    }
+    let trace = agent.jvmti.get_stack_trace(t, cmd.start_frame, length)?;
+    let mut frames = Vec::with_capacity(trace.len());
+    for (i, f) in trace.iter().enumerate() {
+        frames.push(FrameInfo {
+            frame_id: agent.frame_id(cmd.thread, cmd.start_frame + i as i32),
+            location: crate::event_helper::location(agent, jni, f.method, f.location)?,
+        });
+    }
+    Ok(FramesReply { frames })
+}
+
+pub fn group_name(agent: &Agent, cmd: tg::Name) -> Result<tg::NameReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let g = agent.non_null_object(jni, cmd.group.into()).map_err(|_| ErrorCode::INVALID_THREAD_GROUP)?;
+    Ok(tg::NameReply { group_name: agent.jvmti.get_thread_group_info(g)?.name })
+}
+
+pub fn group_parent(agent: &Agent, cmd: tg::Parent) -> Result<tg::ParentReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let g = agent.non_null_object(jni, cmd.group.into()).map_err(|_| ErrorCode::INVALID_THREAD_GROUP)?;
+    let parent = agent.jvmti.get_thread_group_info(g)?.parent;
+    Ok(tg::ParentReply { parent_group: ThreadGroupId(agent.object_id(jni, parent)?.0) })
+}
+
+pub fn group_children(agent: &Agent, cmd: tg::Children) -> Result<tg::ChildrenReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let g = agent.non_null_object(jni, cmd.group.into()).map_err(|_| ErrorCode::INVALID_THREAD_GROUP)?;
+    let (threads, groups) = agent.jvmti.get_thread_group_children(g)?;
+    let mut child_threads = Vec::with_capacity(threads.len());
+    for &t in threads.iter() {
+        if !agent.is_agent_thread(jni, t) {
+            child_threads.push(agent.thread_id(jni, t)?);
+        }
+    }
+    let mut child_groups = Vec::with_capacity(groups.len());
+    for &c in groups.iter() {
+        child_groups.push(ThreadGroupId(agent.object_id(jni, c)?.0));
+    }
+    Ok(tg::ChildrenReply { child_threads, child_groups })
+}

@@ -1,0 +1,189 @@
+//! `VirtualMachine` (command set 1).
+
+use jdwp_protocol::commands::virtual_machine::*;
+use jdwp_protocol::{ErrorCode, ThreadGroupId};
+
+use crate::agent::{Agent, ID_SIZES, JvmtiSuspend, lock};
+
+pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
+    let prop = |name: &str| agent.jvmti.get_system_property(name).unwrap_or_default();
+    let vm_name = prop("java.vm.name");
+    let vm_version = prop("java.vm.version");
+    let description = format!(
+        "Java Debug Wire Protocol (jdbg-rs agent {})\nJVM Debug Interface version 17.0\nJVM version {} ({}, {})",
+        env!("CARGO_PKG_VERSION"),
+        prop("java.version"),
+        vm_name,
+        prop("java.vm.info"),
+    );
+    Ok(VersionReply { description, jdwp_major: 17, jdwp_minor: 0, vm_version, vm_name })
+}
+
+/// Loaded classes: each with its signature, generic signature, kind and status.
+fn loaded(agent: &Agent) -> Result<Vec<GenericClassInfo>, ErrorCode> {
+    let jni = agent.jni()?;
+    let classes = agent.jvmti.get_loaded_classes()?;
+    let mut out = Vec::with_capacity(classes.len());
+    for &class in classes.iter() {
+        let status = agent.jvmti.get_class_status(class)?;
+        // Primitive classes (int.class) are not reference types.
+        if status & crate::jvmti::sys::JVMTI_CLASS_STATUS_PRIMITIVE != 0 {
+            jni.delete_local_ref(class);
+            continue;
+        }
+        let (signature, generic) = agent.jvmti.get_class_signature(class)?;
+        out.push(GenericClassInfo {
+            ref_type_tag: super::type_tag(agent, class)?,
+            type_id: agent.class_id(jni, class)?,
+            signature,
+            generic_signature: generic.unwrap_or_default(),
+            status: super::jdwp_class_status(status),
+        });
+        jni.delete_local_ref(class);
+    }
+    Ok(out)
+}
+
+pub fn classes_by_signature(agent: &Agent, cmd: ClassesBySignature) -> Result<ClassesBySignatureReply, ErrorCode> {
+    let classes = loaded(agent)?
+        .into_iter()
+        .filter(|c| c.signature == cmd.signature)
+        .map(|c| ClassBySignature { ref_type_tag: c.ref_type_tag, type_id: c.type_id, status: c.status })
+        .collect();
+    Ok(ClassesBySignatureReply { classes })
+}
+
+pub fn all_classes(agent: &Agent, _: AllClasses) -> Result<AllClassesReply, ErrorCode> {
+    let classes = loaded(agent)?
+        .into_iter()
+        .map(|c| ClassInfo { ref_type_tag: c.ref_type_tag, type_id: c.type_id, signature: c.signature, status: c.status })
+        .collect();
+    Ok(AllClassesReply { classes })
+}
+
+pub fn all_classes_with_generic(agent: &Agent, _: AllClassesWithGeneric) -> Result<AllClassesWithGenericReply, ErrorCode> {
+    Ok(AllClassesWithGenericReply { classes: loaded(agent)? })
+}
+
+pub fn all_threads(agent: &Agent, _: AllThreads) -> Result<AllThreadsReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let threads = crate::thread_control::SuspendOps::live_threads(&JvmtiSuspend { agent, jni })?;
+    Ok(AllThreadsReply { threads })
+}
+
+pub fn top_level_thread_groups(agent: &Agent, _: TopLevelThreadGroups) -> Result<TopLevelThreadGroupsReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let groups = agent.jvmti.get_top_thread_groups()?;
+    let mut out = Vec::with_capacity(groups.len());
+    for &g in groups.iter() {
+        out.push(ThreadGroupId(agent.object_id(jni, g)?.0));
+    }
+    Ok(TopLevelThreadGroupsReply { groups: out })
+}
+
+/// The session loop ends the session after replying; `detached` does the cleanup.
+pub fn dispose(_: &Agent, _: Dispose) -> Result<DisposeReply, ErrorCode> {
+    Ok(DisposeReply {})
+}
+
+pub fn id_sizes(_: &Agent, _: IdSizesCmd) -> Result<IdSizesReply, ErrorCode> {
+    Ok(IdSizesReply {
+        field_id_size: ID_SIZES.field_id.into(),
+        method_id_size: ID_SIZES.method_id.into(),
+        object_id_size: ID_SIZES.object_id.into(),
+        reference_type_id_size: ID_SIZES.reference_type_id.into(),
+        frame_id_size: ID_SIZES.frame_id.into(),
+    })
+}
+
+pub fn suspend(agent: &Agent, _: Suspend) -> Result<SuspendReply, ErrorCode> {
+    let jni = agent.jni()?;
+    lock(&agent.threads).suspend_all(&JvmtiSuspend { agent, jni })?;
+    Ok(SuspendReply {})
+}
+
+pub fn resume(agent: &Agent, _: Resume) -> Result<ResumeReply, ErrorCode> {
+    let jni = agent.jni()?;
+    lock(&agent.threads).resume_all(&JvmtiSuspend { agent, jni })?;
+    Ok(ResumeReply {})
+}
+
+pub fn exit(_: &Agent, cmd: Exit) -> Result<ExitReply, ErrorCode> {
+    crate::backend::exit_after_reply(cmd.exit_code);
+    Ok(ExitReply {})
+}
+
+pub fn create_string(agent: &Agent, cmd: CreateString) -> Result<CreateStringReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let s = jni.new_string_utf(&cmd.utf)?;
+    Ok(CreateStringReply { string_object: agent.object_id(jni, s)?.into() })
+}
+
+pub fn capabilities(agent: &Agent, _: Capabilities) -> Result<CapabilitiesReply, ErrorCode> {
+    let c = capabilities_new(agent, CapabilitiesNew {})?;
+    Ok(CapabilitiesReply {
+        can_watch_field_modification: c.can_watch_field_modification,
+        can_watch_field_access: c.can_watch_field_access,
+        can_get_bytecodes: c.can_get_bytecodes,
+        can_get_synthetic_attribute: c.can_get_synthetic_attribute,
+        can_get_owned_monitor_info: c.can_get_owned_monitor_info,
+        can_get_current_contended_monitor: c.can_get_current_contended_monitor,
+        can_get_monitor_info: c.can_get_monitor_info,
+    })
+}
+
+/// What this agent can do today: a capability is claimed only when the command behind it exists.
+pub fn capabilities_new(agent: &Agent, _: CapabilitiesNew) -> Result<CapabilitiesNewReply, ErrorCode> {
+    let caps = agent.jvmti.get_capabilities()?;
+    Ok(CapabilitiesNewReply {
+        can_watch_field_modification: false,
+        can_watch_field_access: false,
+        can_get_bytecodes: caps.can_get_bytecodes(),
+        can_get_synthetic_attribute: caps.can_get_synthetic_attribute(),
+        can_get_owned_monitor_info: false,
+        can_get_current_contended_monitor: false,
+        can_get_monitor_info: false,
+        can_redefine_classes: false,
+        can_add_method: false,
+        can_unrestrictedly_redefine_classes: false,
+        can_pop_frames: false,
+        can_use_instance_filters: true,
+        can_get_source_debug_extension: false,
+        can_request_vm_death_event: true,
+        can_set_default_stratum: false,
+        can_get_instance_info: false,
+        can_request_monitor_events: false,
+        can_get_monitor_frame_info: false,
+        can_use_source_name_filters: true,
+        can_get_constant_pool: false,
+        can_force_early_return: false,
+        reserved22: false,
+        reserved23: false,
+        reserved24: false,
+        reserved25: false,
+        reserved26: false,
+        reserved27: false,
+        reserved28: false,
+        reserved29: false,
+        reserved30: false,
+        reserved31: false,
+        reserved32: false,
+    })
+}
+
+pub fn class_paths(agent: &Agent, _: ClassPaths) -> Result<ClassPathsReply, ErrorCode> {
+    let prop = |name: &str| agent.jvmti.get_system_property(name).unwrap_or_default();
+    let sep = prop("path.separator");
+    let sep = if sep.is_empty() { ":".to_string() } else { sep };
+    let split = |s: String| -> Vec<String> {
+        if s.is_empty() { Vec::new() } else { s.split(sep.as_str()).map(str::to_string).collect() }
+    };
+    // Since JDK 9 there is no boot class path to report; the JDK's agent sends an empty list.
+    Ok(ClassPathsReply { base_dir: prop("user.dir"), classpaths: split(prop("java.class.path")), bootclasspaths: Vec::new() })
+}
+
+/// IDs are never reused and objects stay collectable, so giving references back frees nothing;
+/// the command is accepted as the spec allows.
+pub fn dispose_objects(_: &Agent, _: DisposeObjects) -> Result<DisposeObjectsReply, ErrorCode> {
+    Ok(DisposeObjectsReply {})
+}

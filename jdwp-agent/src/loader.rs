@@ -1,0 +1,257 @@
+//! Loading: `Agent_OnLoad` (options, capabilities, callbacks) and `VMInit` (the agent's threads,
+//! the transport, the startup suspension).
+
+use std::ffi::{CStr, c_char, c_void};
+use std::io::Write;
+
+use jdwp_protocol::{ErrorCode, SuspendPolicy};
+use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jint, jvalue};
+use crate::jvmti::sys::jthread;
+
+use crate::agent::{Agent, GlobalRef, KnownClasses, agent, install};
+use crate::event_helper::{EventHelper, RawEvent};
+use crate::jni::{JavaVm, Jni};
+use crate::jvmti::Jvmti;
+use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
+use crate::options::{Options, help_text};
+
+/// Called by the VM when it loads the library (`-agentpath`, `-agentlib`, `-Xrun`).
+///
+/// # Safety
+///
+/// Called by the VM with a valid `JavaVM` and a NUL-terminated option string (or null).
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Agent_OnLoad(vm: *mut JavaVM, options: *mut c_char, _reserved: *mut c_void) -> jint {
+    let text = if options.is_null() {
+        String::new()
+    } else {
+        // SAFETY: the VM passes a NUL-terminated string that lives for this call.
+        unsafe { CStr::from_ptr(options) }.to_string_lossy().into_owned()
+    };
+    crate::guard(JNI_ERR, || match load(vm, &text) {
+        Ok(()) => JNI_OK,
+        Err(message) => {
+            eprintln!("{message}");
+            JNI_ERR
+        }
+    })
+}
+
+/// Called by the VM when it unloads the library.
+///
+/// # Safety
+///
+/// Called by the VM; the argument is not used.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn Agent_OnUnload(_vm: *mut JavaVM) {}
+
+fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
+    let full = crate::options::with_env_options(text, std::env::var(crate::options::ENV_VAR).ok().as_deref());
+    let options = Options::parse(&full).map_err(|e| format!("ERROR: JDWP {e}"))?;
+    if options.help {
+        println!("{}", help_text());
+        let _ = std::io::stdout().flush();
+        // Like the JDK's agent: print the help and stop the VM from starting.
+        return Err(String::new());
+    }
+    for warning in &options.warnings {
+        eprintln!("WARNING: JDWP: {warning}");
+    }
+    if options.launch.is_some() || options.onthrow.is_some() || options.onuncaught || options.onjcmd {
+        return Err("ERROR: JDWP: launch, onthrow, onuncaught and onjcmd are not supported yet by this agent".into());
+    }
+    if options.transport != crate::options::Transport::Socket {
+        return Err(format!("ERROR: JDWP: transport {} is not supported yet", options.transport.name()));
+    }
+    crate::logging::init(&options);
+
+    // SAFETY: the VM passed us its JavaVM.
+    let vm = unsafe { JavaVm::from_raw(vm) }.ok_or("ERROR: JDWP: no JavaVM")?;
+    let jvmti = vm.get_jvmti(sys::JVMTI_VERSION_11).map_err(|e| format!("ERROR: JDWP unable to access JVMTI: {e}"))?;
+    add_capabilities(jvmti).map_err(|e| format!("ERROR: JDWP unable to get necessary JVMTI capabilities: {e}"))?;
+    let agent = install(Agent::new(jvmti, vm, options)).map_err(|e| format!("ERROR: JDWP: {e:?}"))?;
+
+    let mut callbacks: jvmtiEventCallbacks = unsafe_zeroed_callbacks();
+    callbacks.VMInit = Some(on_vm_init);
+    callbacks.VMDeath = Some(crate::callbacks::on_vm_death);
+    callbacks.ThreadStart = Some(crate::callbacks::on_thread_start);
+    callbacks.ThreadEnd = Some(crate::callbacks::on_thread_end);
+    callbacks.ClassPrepare = Some(crate::callbacks::on_class_prepare);
+    callbacks.Breakpoint = Some(crate::callbacks::on_breakpoint);
+    agent.jvmti.set_event_callbacks(&callbacks).map_err(|e| format!("ERROR: JDWP: {e}"))?;
+    for event in [sys::JVMTI_EVENT_VM_INIT, sys::JVMTI_EVENT_VM_DEATH] {
+        agent
+            .jvmti
+            .set_event_notification_mode(true, event, std::ptr::null_mut())
+            .map_err(|e| format!("ERROR: JDWP: {e}"))?;
+    }
+    Ok(())
+}
+
+fn unsafe_zeroed_callbacks() -> jvmtiEventCallbacks {
+    // SAFETY: the struct is a plain table of `Option<fn>`; all-zero bytes are all `None`.
+    unsafe { std::mem::zeroed() }
+}
+
+/// Asks for what a debugger needs, as far as this VM offers it.
+fn add_capabilities(jvmti: Jvmti) -> Result<(), crate::jvmti::JvmtiError> {
+    let mut wanted = jvmtiCapabilities::default();
+    wanted
+        .set_can_tag_objects(true)
+        .set_can_generate_field_modification_events(true)
+        .set_can_generate_field_access_events(true)
+        .set_can_get_bytecodes(true)
+        .set_can_get_synthetic_attribute(true)
+        .set_can_get_owned_monitor_info(true)
+        .set_can_get_current_contended_monitor(true)
+        .set_can_get_monitor_info(true)
+        .set_can_pop_frame(true)
+        .set_can_redefine_classes(true)
+        .set_can_signal_thread(true)
+        .set_can_get_source_file_name(true)
+        .set_can_get_line_numbers(true)
+        .set_can_get_source_debug_extension(true)
+        .set_can_access_local_variables(true)
+        .set_can_maintain_original_method_order(true)
+        .set_can_generate_single_step_events(true)
+        .set_can_generate_exception_events(true)
+        .set_can_generate_frame_pop_events(true)
+        .set_can_generate_breakpoint_events(true)
+        .set_can_suspend(true)
+        .set_can_generate_method_entry_events(true)
+        .set_can_generate_method_exit_events(true)
+        .set_can_generate_monitor_events(true)
+        .set_can_generate_garbage_collection_events(true)
+        .set_can_force_early_return(true)
+        .set_can_get_owned_monitor_stack_depth_info(true)
+        .set_can_get_constant_pool(true)
+        .set_can_get_thread_cpu_time(true);
+    let potential = jvmti.get_potential_capabilities()?;
+    jvmti.add_capabilities(&wanted.intersection(&potential))
+}
+
+/// `VMInit`: the VM is live. Start the agent's threads and the transport; with `suspend=y`, wait
+/// for a debugger and stop everything with a VM start event.
+unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thread: jthread) {
+    crate::guard((), || {
+        let Some(agent) = agent() else { return };
+        // SAFETY: the VM passes the calling thread's JNI environment.
+        let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return };
+        if let Err(message) = start(agent, jni, thread) {
+            eprintln!("ERROR: JDWP: {message}");
+            // Like the JDK's agent, an agent that cannot start its transport takes the VM down
+            // rather than run undebuggable.
+            std::process::exit(2);
+        }
+    });
+}
+
+fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), String> {
+    let known = load_known_classes(jni).map_err(|e| format!("cannot find core classes: {e:?}"))?;
+    let _ = agent.known.set(known);
+
+    let address = agent.options.address.clone().unwrap_or_else(|| "127.0.0.1:0".into());
+    let listener = if agent.options.server {
+        let listener = jdwp_transports::listen(&address).map_err(|e| format!("transport error: {e}"))?;
+        if !agent.options.quiet {
+            // Byte-identical to the JDK's line: IDEs and scripts parse it.
+            println!("Listening for transport dt_socket at address: {}", listener.local_addr().port());
+            let _ = std::io::stdout().flush();
+        }
+        Some(listener)
+    } else {
+        None
+    };
+
+    let (helper, jobs) = EventHelper::new();
+    let _ = agent.helper.set(helper);
+    let jobs = Box::new(jobs);
+    start_agent_thread(agent, jni, "JDWP Event Helper Thread", helper_main, Box::into_raw(jobs).cast())?;
+    let session_args = Box::new(SessionArgs { listener, address });
+    start_agent_thread(agent, jni, "JDWP Transport Listener: dt_socket", session_main, Box::into_raw(session_args).cast())?;
+
+    if agent.options.suspend {
+        agent.wait_for_session();
+        let thread = jni.new_global_ref(init_thread).map_err(|e| format!("{e}"))?;
+        let events = vec![RawEvent::VmStart { request_id: 0, thread: GlobalRef(thread) }];
+        crate::callbacks::report(agent, jni, init_thread, SuspendPolicy::All, events);
+    }
+    Ok(())
+}
+
+fn load_known_classes(jni: Jni) -> Result<KnownClasses, ErrorCode> {
+    let class = |name: &str| -> Result<GlobalRef, ErrorCode> {
+        let local = jni.find_class(name)?;
+        let global = jni.new_global_ref(local)?;
+        jni.delete_local_ref(local);
+        Ok(GlobalRef(global))
+    };
+    Ok(KnownClasses {
+        object: class("java/lang/Object")?,
+        class: class("java/lang/Class")?,
+        string: class("java/lang/String")?,
+        thread: class("java/lang/Thread")?,
+        thread_group: class("java/lang/ThreadGroup")?,
+        class_loader: class("java/lang/ClassLoader")?,
+        throwable: class("java/lang/Throwable")?,
+    })
+}
+
+type StartFn = unsafe extern "system" fn(*mut jvmtiEnv, *mut JNIEnv, *mut c_void);
+
+/// Starts a JVMTI agent thread: a daemon the VM runs for us and the debugger never sees.
+fn start_agent_thread(agent: &Agent, jni: Jni, name: &str, main: StartFn, arg: *mut c_void) -> Result<(), String> {
+    let fail = |what: &str| format!("cannot start the {name} thread: {what}");
+    let thread_class = jni.find_class("java/lang/Thread").map_err(|e| fail(&e.to_string()))?;
+    let ctor = jni.get_method_id(thread_class, "<init>", "(Ljava/lang/String;)V").map_err(|e| fail(&e.to_string()))?;
+    let jname = jni.new_string_utf(name).map_err(|e| fail(&e.to_string()))?;
+    // SAFETY: `ctor` is Thread(String) and the one argument is a String.
+    let thread = unsafe { jni.new_object(thread_class, ctor, &[jvalue { l: jname }]) }.map_err(|e| fail(&e.to_string()))?;
+    let global = jni.new_global_ref(thread).map_err(|e| fail(&e.to_string()))?;
+    // Registered before it runs, so its events are ignored from the first one.
+    agent.add_agent_thread(GlobalRef(global)).map_err(|_| fail("too many agent threads"))?;
+    // SAFETY: `main` is an agent thread body that takes ownership of `arg`, which it was built for.
+    unsafe { agent.jvmti.run_agent_thread(thread, main, arg, sys::JVMTI_THREAD_MAX_PRIORITY) }
+        .map_err(|e| fail(&e.to_string()))
+}
+
+unsafe extern "system" fn helper_main(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, arg: *mut c_void) {
+    // SAFETY: `arg` is the receiver boxed by `start`, handed to exactly this thread.
+    let jobs = unsafe { Box::from_raw(arg.cast::<std::sync::mpsc::Receiver<crate::event_helper::Job>>()) };
+    crate::guard((), move || {
+        let (Some(agent), Some(jni)) = (agent(), unsafe { Jni::from_raw(jni_env) }) else { return };
+        crate::event_helper::run(agent, jni, *jobs);
+    });
+}
+
+struct SessionArgs {
+    listener: Option<jdwp_transports::SocketListener>,
+    address: String,
+}
+
+unsafe extern "system" fn session_main(_: *mut jvmtiEnv, _jni_env: *mut JNIEnv, arg: *mut c_void) {
+    // SAFETY: `arg` is the box made by `start`, handed to exactly this thread.
+    let args = unsafe { Box::from_raw(arg.cast::<SessionArgs>()) };
+    crate::guard((), move || {
+        let Some(agent) = agent() else { return };
+        let backend = crate::backend::AgentBackend { agent };
+        let keep_going = || !agent.is_vm_dead();
+        let result = match &args.listener {
+            Some(listener) => jdwp_transports::socket::SocketListener::accept_with_timeout(listener, agent.options.timeout)
+                .and_then(|first| {
+                    crate::session::serve(first, &backend)?;
+                    crate::session::serve_forever(listener, &backend, None, &keep_going)
+                }),
+            None => jdwp_transports::attach(&args.address, agent.options.timeout)
+                .and_then(|conn| crate::session::serve(conn, &backend).map(drop)),
+        };
+        if let Err(e) = result {
+            tracing::warn!(error = %e, "transport ended");
+            if agent.options.suspend && agent.session().is_none() {
+                // The VM is waiting for a debugger that will never come: fail like the JDK's agent.
+                eprintln!("ERROR: JDWP: transport error: {e}");
+                std::process::exit(2);
+            }
+        }
+    });
+}
