@@ -48,9 +48,12 @@ async fn run() -> Result<ExitCode, Failure> {
     } else if matches!(target, Target::Launch(_)) {
         // Let the program get going; stop early if it ends.
         session.vm.resume().await?;
-        if let Ok(Some(set)) = tokio::time::timeout(wait, session.events.next()).await
-            && set?.events.iter().any(|e| matches!(e, Event::VmDeath { .. }))
-        {
+        let ended = match tokio::time::timeout(wait, session.events.next()).await {
+            Ok(Some(set)) => set?.events.iter().any(|e| matches!(e, Event::VmDeath { .. })),
+            Ok(None) => true,
+            Err(_) => false,
+        };
+        if ended {
             return Err(Failure { message: "the program ended before its threads were listed".into(), code: 1 });
         }
     }

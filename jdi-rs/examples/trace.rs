@@ -67,7 +67,7 @@ async fn run() -> Result<ExitCode, Failure> {
     // Started suspended (launched, or an agent with suspend=y): go. A running VM is unaffected.
     vm.resume().await?;
 
-    let mut tracer = Tracer { vm: vm.clone(), depth: HashMap::new(), names: HashMap::new() };
+    let mut tracer = Tracer { vm: vm.clone(), threads: HashMap::new() };
     while let Some(set) = session.events.next().await {
         let set = set?;
         let mut died = false;
@@ -96,20 +96,37 @@ async fn run() -> Result<ExitCode, Failure> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// A traced call still running: its method and its thread's frame count when it started.
+struct Call {
+    method: (u64, u64),
+    name: String,
+    frames: i32,
+}
+
+#[derive(Default)]
+struct ThreadState {
+    name: String,
+    /// The frame count of the first traced call: the tree's left margin.
+    base: i32,
+    calls: Vec<Call>,
+}
+
 struct Tracer {
     vm: VirtualMachine,
-    depth: HashMap<ThreadId, usize>,
-    names: HashMap<ThreadId, String>,
+    threads: HashMap<ThreadId, ThreadState>,
+}
+
+fn method_key(location: Location) -> (u64, u64) {
+    (location.class_id.0, location.method_id.0)
 }
 
 impl Tracer {
-    async fn prefix(&mut self, thread: ThreadId) -> jdi::Result<String> {
-        if !self.names.contains_key(&thread) {
+    async fn thread(&mut self, thread: ThreadId, frames: i32) -> jdi::Result<&mut ThreadState> {
+        if !self.threads.contains_key(&thread) {
             let name = self.vm.thread(thread).name().await?;
-            self.names.insert(thread, name);
+            self.threads.insert(thread, ThreadState { name, base: frames, calls: Vec::new() });
         }
-        let depth = self.depth.get(&thread).copied().unwrap_or(0);
-        Ok(format!("[{}] {}", self.names[&thread], "  ".repeat(depth)))
+        Ok(self.threads.get_mut(&thread).expect("just inserted"))
     }
 
     async fn method_name(&self, location: Location) -> jdi::Result<String> {
@@ -117,24 +134,54 @@ impl Tracer {
         Ok(format!("{}.{}", loc.declaring_type.name(), loc.method.name()))
     }
 
+    /// Prints a line at the depth of a call that started with `frames` frames on the stack.
+    fn print(state: &ThreadState, frames: i32, text: &str) {
+        let depth = usize::try_from(frames - state.base).unwrap_or(0);
+        println!("[{}] {}{text}", state.name, "  ".repeat(depth));
+    }
+
+    /// Forgets calls whose frames are gone although no exit was reported: they ended by throwing.
+    fn unwind_to(&mut self, thread: ThreadId, frames: i32) {
+        let Some(state) = self.threads.get_mut(&thread) else { return };
+        while state.calls.last().is_some_and(|c| c.frames >= frames) {
+            let Some(call) = state.calls.pop() else { break };
+            Self::print(state, call.frames, &format!("<- {} threw", call.name));
+        }
+    }
+
     async fn entered(&mut self, thread: ThreadId, location: Location) -> jdi::Result<()> {
-        let prefix = self.prefix(thread).await?;
+        // The thread is suspended at its entry, so its stack can be read.
+        let frames = self.vm.thread(thread).frame_count().await?;
+        self.thread(thread, frames).await?;
+        self.unwind_to(thread, frames);
         let name = self.method_name(location).await?;
         let args = self.arguments(thread).await.unwrap_or_else(|_| "...".into());
-        println!("{prefix}-> {name}({args})");
-        *self.depth.entry(thread).or_default() += 1;
+        let state = self.threads.get_mut(&thread).expect("known thread");
+        state.base = state.base.min(frames);
+        Self::print(state, frames, &format!("-> {name}({args})"));
+        state.calls.push(Call { method: method_key(location), name, frames });
         Ok(())
     }
 
     async fn returned(&mut self, thread: ThreadId, location: Location, value: Value) -> jdi::Result<()> {
-        let depth = self.depth.entry(thread).or_default();
-        *depth = depth.saturating_sub(1);
-        let prefix = self.prefix(thread).await?;
         let name = self.method_name(location).await?;
-        match value {
-            Value::Void => println!("{prefix}<- {name}"),
-            value => println!("{prefix}<- {name} = {}", self.vm.value_mirror(value).display().await?),
-        }
+        let shown = match value {
+            Value::Void => String::new(),
+            value => format!(" = {}", self.vm.value_mirror(value).display().await?),
+        };
+        let key = method_key(location);
+        let frames = match self.threads.get(&thread).and_then(|s| s.calls.iter().rposition(|c| c.method == key)) {
+            Some(at) => {
+                let frames = self.threads[&thread].calls[at].frames;
+                // Calls above it that reported no exit threw.
+                self.unwind_to(thread, frames + 1);
+                self.threads.get_mut(&thread).expect("known thread").calls.pop();
+                frames
+            }
+            // A call that started before tracing did.
+            None => self.thread(thread, 0).await?.base,
+        };
+        Self::print(&self.threads[&thread], frames, &format!("<- {name}{shown}"));
         Ok(())
     }
 

@@ -29,7 +29,7 @@ pub struct DeadlockedThread {
     /// The monitor it is blocked on (held by the next thread of the cycle).
     pub waiting_for: Lock,
     /// The monitors it owns.
-    pub holds: Vec<Lock>,
+    pub holds: Vec<HeldLock>,
     /// Its stack, top frame first.
     pub stack: Vec<FrameInfo>,
 }
@@ -41,6 +41,14 @@ pub struct Lock {
     pub type_name: String,
 }
 
+/// A monitor a thread owns, and the frame that locked it (`None` when the VM cannot tell).
+#[derive(Debug, Clone)]
+pub struct HeldLock {
+    pub lock: Lock,
+    /// Index into [`DeadlockedThread::stack`].
+    pub frame: Option<usize>,
+}
+
 /// A frame, described for printing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameInfo {
@@ -50,6 +58,7 @@ pub struct FrameInfo {
     pub source: Option<String>,
     /// The line, or -1 when unknown.
     pub line: i32,
+    pub native: bool,
 }
 
 /// Finds every monitor deadlock: suspends the VM, inspects it, and resumes it (also on failure).
@@ -66,7 +75,7 @@ pub async fn find_deadlocks(vm: &VirtualMachine) -> Result<Vec<Deadlock>> {
         return Err(JdiError::Unsupported("report a monitor's owner"));
     }
     vm.suspend().await?;
-    let found = scan(vm).await;
+    let found = scan(vm, caps.can_get_monitor_frame_info).await;
     let resumed = vm.resume().await;
     let found = found?;
     resumed?;
@@ -80,7 +89,7 @@ struct Wait {
     owner: ThreadReference,
 }
 
-async fn scan(vm: &VirtualMachine) -> Result<Vec<Deadlock>> {
+async fn scan(vm: &VirtualMachine, frame_depths: bool) -> Result<Vec<Deadlock>> {
     let mut queries = tokio::task::JoinSet::new();
     for thread in vm.all_threads().await? {
         queries.spawn(blocked_on(thread));
@@ -98,7 +107,7 @@ async fn scan(vm: &VirtualMachine) -> Result<Vec<Deadlock>> {
         let mut threads = Vec::with_capacity(cycle.len());
         for id in cycle {
             let wait = &waits[&id];
-            threads.push(describe(wait).await?);
+            threads.push(describe(wait, frame_depths).await?);
         }
         // Start each cycle at its smallest name, so output does not depend on thread ids.
         if let Some(first) = threads.iter().enumerate().min_by(|a, b| a.1.name.cmp(&b.1.name)).map(|(i, _)| i) {
@@ -129,10 +138,15 @@ async fn blocked_on(thread: ThreadReference) -> Result<Option<Wait>> {
     }
 }
 
-async fn describe(wait: &Wait) -> Result<DeadlockedThread> {
+async fn describe(wait: &Wait, frame_depths: bool) -> Result<DeadlockedThread> {
+    let owned: Vec<(ObjectReference, i32)> = if frame_depths {
+        wait.thread.owned_monitors_and_frames().await?.into_iter().map(|m| (m.monitor, m.stack_depth)).collect()
+    } else {
+        wait.thread.owned_monitors().await?.into_iter().map(|m| (m, -1)).collect()
+    };
     let mut holds = Vec::new();
-    for object in wait.thread.owned_monitors().await? {
-        holds.push(lock(object).await?);
+    for (object, depth) in owned {
+        holds.push(HeldLock { lock: lock(object).await?, frame: usize::try_from(depth).ok() });
     }
     let mut stack = Vec::new();
     for frame in wait.thread.frames().await? {
@@ -158,7 +172,13 @@ pub async fn frame_info(vm: &VirtualMachine, location: jdwp_protocol::Location) 
     // Classes compiled without debug information have no source name or line table.
     let source = loc.declaring_type.source_name().await.ok();
     let line = loc.line_number().await.unwrap_or(-1);
-    Ok(FrameInfo { class_name: loc.declaring_type.name(), method: loc.method.name().to_string(), source, line })
+    Ok(FrameInfo {
+        class_name: loc.declaring_type.name(),
+        method: loc.method.name().to_string(),
+        source,
+        line,
+        native: loc.method.is_native(),
+    })
 }
 
 /// The cycles of a graph where each node has at most one outgoing edge (`(from, to)`), each
@@ -200,6 +220,7 @@ impl fmt::Display for FrameInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}(", self.class_name, self.method)?;
         match (&self.source, self.line) {
+            _ if self.native => write!(f, "Native Method)"),
             (Some(source), line) if line >= 0 => write!(f, "{source}:{line})"),
             (Some(source), _) => write!(f, "{source})"),
             (None, _) => write!(f, "Unknown Source)"),
@@ -208,24 +229,28 @@ impl fmt::Display for FrameInfo {
 }
 
 impl fmt::Display for Deadlock {
-    /// A jstack-like report: each thread with the lock it wants, who holds it, what it holds,
-    /// and its stack.
+    /// A jstack-like report: each thread's stack with the lock it waits for (and who holds it)
+    /// under its top frame and the locks it holds under the frames that took them.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "Found a Java-level deadlock of {} threads:", self.threads.len())?;
+        let n = self.threads.len();
+        writeln!(f, "Found a Java-level deadlock of {n} threads:")?;
         for (i, t) in self.threads.iter().enumerate() {
-            let holder = &self.threads[(i + 1) % self.threads.len()];
-            writeln!(f, "\"{}\":", t.name)?;
-            writeln!(f, "  waiting to lock {},", t.waiting_for)?;
-            writeln!(f, "  which is held by \"{}\"", holder.name)?;
-        }
-        for t in &self.threads {
+            let holder = &self.threads[(i + 1) % n];
             writeln!(f)?;
-            writeln!(f, "Stack of \"{}\":", t.name)?;
-            for frame in &t.stack {
+            writeln!(f, "\"{}\":", t.name)?;
+            let held_at = |frame: Option<usize>| t.holds.iter().filter(move |h| h.frame == frame);
+            for (depth, frame) in t.stack.iter().enumerate() {
                 writeln!(f, "\tat {frame}")?;
+                if depth == 0 {
+                    writeln!(f, "\t- waiting to lock {} held by \"{}\"", t.waiting_for, holder.name)?;
+                }
+                for held in held_at(Some(depth)) {
+                    writeln!(f, "\t- locked {}", held.lock)?;
+                }
             }
-            for lock in &t.holds {
-                writeln!(f, "\t- holds {lock}")?;
+            let known = |h: &&HeldLock| h.frame.is_some_and(|d| d < t.stack.len());
+            for held in t.holds.iter().filter(|h| !known(h)) {
+                writeln!(f, "\t- holds {}", held.lock)?;
             }
         }
         Ok(())

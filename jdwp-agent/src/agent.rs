@@ -17,8 +17,8 @@ use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
-use jdwp_protocol::{ErrorCode, FieldId, FrameId, IdSizes, MethodId, ObjectId, ReferenceTypeId, Tag, ThreadId};
 use crate::jvmti::sys::jthread;
+use jdwp_protocol::{ErrorCode, FieldId, FrameId, IdSizes, MethodId, ObjectId, ReferenceTypeId, Tag, ThreadId};
 use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
 use crate::events::requests::RequestTable;
@@ -493,7 +493,11 @@ impl JvmtiSuspend<'_> {
                 for r in results.iter_mut().filter(|r| r.is_ok()) {
                     *r = each.next().unwrap_or(Ok(())).map_err(|e| {
                         // Thread control tolerates threads that died meanwhile; tell it so.
-                        if e == crate::jvmti::JvmtiError::THREAD_NOT_ALIVE { ErrorCode::THREAD_NOT_ALIVE } else { e.into() }
+                        if e == crate::jvmti::JvmtiError::THREAD_NOT_ALIVE {
+                            ErrorCode::THREAD_NOT_ALIVE
+                        } else {
+                            e.into()
+                        }
                     });
                 }
             }

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use jdwp_protocol::{Command, ErrorCode};
 use jdwp_protocol::commands::virtual_machine as vm;
+use jdwp_protocol::{Command, ErrorCode};
 
 use crate::agent::{Agent, JvmtiSuspend, lock};
 use crate::session::{Backend, Session};
@@ -24,7 +24,7 @@ pub(crate) fn exit_after_reply(code: i32) {
 impl Backend for AgentBackend {
     fn handle_command(&self, set: u8, cmd: u8, body: &[u8], _session: &Session) -> Result<Vec<u8>, ErrorCode> {
         let agent = self.agent;
-        let Some(entry) = crate::dispatch::lookup(crate::commands::TABLE, set, cmd) else {
+        let Some(entry) = crate::commands::lookup(set, cmd) else {
             return Err(ErrorCode::NOT_IMPLEMENTED);
         };
         let jni = agent.jni()?;

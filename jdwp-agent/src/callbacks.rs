@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use jdwp_protocol::{EventKind, FieldId, Location, ObjectId, ReferenceTypeId, SuspendPolicy, ThreadId};
 use crate::jvmti::sys::{jlocation, jthread};
+use jdwp_protocol::{EventKind, FieldId, Location, ObjectId, ReferenceTypeId, SuspendPolicy, ThreadId};
 use jni_sys::{JNIEnv, jclass, jmethodID};
 
 use crate::agent::{Agent, GlobalRef, agent, lock};
@@ -113,8 +113,11 @@ pub fn matches(agent: &Agent, kind: EventKind, subject: &Subject<'_>) -> Option<
 /// Hands matched events to the helper and waits until they are sent.
 pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, events: Vec<RawEvent>) {
     let Some(helper) = agent.helper.get() else { return };
-    let thread = if thread.is_null() { None } else { jni.new_global_ref(thread).ok().map(GlobalRef) };
-    helper.deliver(Job { policy, thread, events, done: None });
+    let event_thread = if thread.is_null() { None } else { jni.new_global_ref(thread).ok().map(GlobalRef) };
+    helper.deliver(Job { policy, thread: event_thread, events, done: None });
+    if policy != SuspendPolicy::None && !thread.is_null() {
+        crate::invoke::after_event(agent, jni, thread);
+    }
 }
 
 fn global(jni: Jni, obj: jni_sys::jobject) -> Option<GlobalRef> {

@@ -24,6 +24,7 @@ mod commands;
 pub mod dispatch;
 mod event_helper;
 pub mod events;
+mod invoke;
 pub mod jni;
 pub mod jvmti;
 mod loader;

@@ -4,9 +4,9 @@
 use std::ffi::{CStr, c_char, c_void};
 use std::io::Write;
 
+use crate::jvmti::sys::jthread;
 use jdwp_protocol::{ErrorCode, SuspendPolicy};
 use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jint, jvalue};
-use crate::jvmti::sys::jthread;
 
 use crate::agent::{Agent, GlobalRef, KnownClasses, agent, install};
 use crate::event_helper::{EventHelper, RawEvent};
@@ -168,7 +168,13 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
     let jobs = Box::new(jobs);
     start_agent_thread(agent, jni, "JDWP Event Helper Thread", helper_main, Box::into_raw(jobs).cast())?;
     let session_args = Box::new(SessionArgs { listener, address });
-    start_agent_thread(agent, jni, "JDWP Transport Listener: dt_socket", session_main, Box::into_raw(session_args).cast())?;
+    start_agent_thread(
+        agent,
+        jni,
+        "JDWP Transport Listener: dt_socket",
+        session_main,
+        Box::into_raw(session_args).cast(),
+    )?;
 
     if agent.options.suspend {
         agent.wait_for_session();
@@ -206,7 +212,8 @@ fn start_agent_thread(agent: &Agent, jni: Jni, name: &str, main: StartFn, arg: *
     let ctor = jni.get_method_id(thread_class, "<init>", "(Ljava/lang/String;)V").map_err(|e| fail(&e.to_string()))?;
     let jname = jni.new_string_utf(name).map_err(|e| fail(&e.to_string()))?;
     // SAFETY: `ctor` is Thread(String) and the one argument is a String.
-    let thread = unsafe { jni.new_object(thread_class, ctor, &[jvalue { l: jname }]) }.map_err(|e| fail(&e.to_string()))?;
+    let thread =
+        unsafe { jni.new_object(thread_class, ctor, &[jvalue { l: jname }]) }.map_err(|e| fail(&e.to_string()))?;
     let global = jni.new_global_ref(thread).map_err(|e| fail(&e.to_string()))?;
     // Registered before it runs, so its events are ignored from the first one.
     agent.add_agent_thread(GlobalRef(global)).map_err(|_| fail("too many agent threads"))?;
@@ -237,11 +244,14 @@ unsafe extern "system" fn session_main(_: *mut jvmtiEnv, _jni_env: *mut JNIEnv, 
         let backend = crate::backend::AgentBackend { agent };
         let keep_going = || !agent.is_vm_dead();
         let result = match &args.listener {
-            Some(listener) => jdwp_transports::socket::SocketListener::accept_with_timeout(listener, agent.options.timeout)
-                .and_then(|first| {
-                    crate::session::serve(first, &backend)?;
-                    crate::session::serve_forever(listener, &backend, None, &keep_going)
-                }),
+            Some(listener) => {
+                jdwp_transports::socket::SocketListener::accept_with_timeout(listener, agent.options.timeout).and_then(
+                    |first| {
+                        crate::session::serve(first, &backend)?;
+                        crate::session::serve_forever(listener, &backend, None, &keep_going)
+                    },
+                )
+            }
             None => jdwp_transports::attach(&args.address, agent.options.timeout)
                 .and_then(|conn| crate::session::serve(conn, &backend).map(drop)),
         };

@@ -8,9 +8,11 @@ use jdwp_protocol::commands::event_request::*;
 use jdwp_protocol::{ErrorCode, EventKind, Location};
 
 use crate::agent::{Agent, lock};
+use crate::dispatch::Entry;
 use crate::events::filter::Request;
 use crate::jni::Jni;
 use crate::jvmti::sys::{self, jvmtiEvent};
+use jdwp_protocol::commands as c;
 
 /// How many requests use each breakpoint location (JVMTI allows one breakpoint per location).
 static BREAKPOINTS: Mutex<Option<HashMap<(usize, i64), u32>>> = Mutex::new(None);
@@ -31,7 +33,11 @@ fn jvmti_event(kind: EventKind) -> Option<jvmtiEvent> {
 fn implemented(kind: EventKind) -> bool {
     matches!(
         kind,
-        EventKind::Breakpoint | EventKind::ClassPrepare | EventKind::ThreadStart | EventKind::ThreadDeath | EventKind::VmDeath
+        EventKind::Breakpoint
+            | EventKind::ClassPrepare
+            | EventKind::ThreadStart
+            | EventKind::ThreadDeath
+            | EventKind::VmDeath
     )
 }
 
@@ -170,3 +176,10 @@ pub fn clear_all_breakpoints(agent: &Agent, _: ClearAllBreakpoints) -> Result<Cl
     forget_requests(agent, agent.jni()?, &removed);
     Ok(ClearAllBreakpointsReply {})
 }
+
+/// This module's commands.
+pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
+    c::event_request::Set => set,
+    c::event_request::Clear => clear,
+    c::event_request::ClearAllBreakpoints => clear_all_breakpoints,
+);

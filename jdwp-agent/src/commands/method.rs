@@ -5,6 +5,8 @@ use jdwp_protocol::{ErrorCode, MethodId, ReferenceTypeId};
 use jni_sys::jmethodID;
 
 use crate::agent::Agent;
+use crate::dispatch::Entry;
+use jdwp_protocol::commands as c;
 
 /// The method, checked to be one the agent handed out and to belong to `ref_type`.
 fn method(agent: &Agent, ref_type: ReferenceTypeId, id: MethodId) -> Result<jmethodID, ErrorCode> {
@@ -35,7 +37,11 @@ pub fn line_table(agent: &Agent, cmd: LineTable) -> Result<LineTableReply, Error
     Ok(LineTableReply { start, end, lines })
 }
 
-fn variables(agent: &Agent, ref_type: ReferenceTypeId, id: MethodId) -> Result<(i32, Vec<GenericVariableSlot>), ErrorCode> {
+fn variables(
+    agent: &Agent,
+    ref_type: ReferenceTypeId,
+    id: MethodId,
+) -> Result<(i32, Vec<GenericVariableSlot>), ErrorCode> {
     let m = method(agent, ref_type, id)?;
     if agent.jvmti.is_method_native(m)? {
         return Err(ErrorCode::NATIVE_METHOD);
@@ -60,7 +66,13 @@ pub fn variable_table(agent: &Agent, cmd: VariableTable) -> Result<VariableTable
     let (arg_cnt, slots) = variables(agent, cmd.ref_type, cmd.method_id)?;
     let slots = slots
         .into_iter()
-        .map(|v| VariableSlot { code_index: v.code_index, name: v.name, signature: v.signature, length: v.length, slot: v.slot })
+        .map(|v| VariableSlot {
+            code_index: v.code_index,
+            name: v.name,
+            signature: v.signature,
+            length: v.length,
+            slot: v.slot,
+        })
         .collect();
     Ok(VariableTableReply { arg_cnt, slots })
 }
@@ -85,3 +97,12 @@ pub fn is_obsolete(agent: &Agent, cmd: IsObsolete) -> Result<IsObsoleteReply, Er
     let m = method(agent, cmd.ref_type, cmd.method_id)?;
     Ok(IsObsoleteReply { is_obsolete: agent.jvmti.is_method_obsolete(m)? })
 }
+
+/// This module's commands.
+pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
+    c::method::LineTable => line_table,
+    c::method::VariableTable => variable_table,
+    c::method::VariableTableWithGeneric => variable_table_with_generic,
+    c::method::Bytecodes => bytecodes,
+    c::method::IsObsolete => is_obsolete,
+);

@@ -1,10 +1,12 @@
 //! `ObjectReference` (command set 9) and `StringReference` (10).
 
+use jdwp_protocol::ErrorCode;
 use jdwp_protocol::commands::object_reference::*;
 use jdwp_protocol::commands::string_reference::{ValueCmd, ValueReply};
-use jdwp_protocol::ErrorCode;
 
 use crate::agent::Agent;
+use crate::dispatch::Entry;
+use jdwp_protocol::commands as c;
 
 pub fn reference_type(agent: &Agent, cmd: ReferenceType) -> Result<ReferenceTypeReply, ErrorCode> {
     let jni = agent.jni()?;
@@ -46,3 +48,13 @@ pub fn string_value(agent: &Agent, cmd: ValueCmd) -> Result<ValueReply, ErrorCod
     let units = jni.get_string_utf16(obj)?;
     Ok(ValueReply { string_value: String::from_utf16_lossy(&units) })
 }
+
+/// This module's commands.
+pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
+    c::object_reference::ReferenceType => reference_type,
+    c::object_reference::GetValues => get_values,
+    c::object_reference::DisableCollection => disable_collection,
+    c::object_reference::EnableCollection => enable_collection,
+    c::object_reference::IsCollected => is_collected,
+    c::string_reference::ValueCmd => string_value,
+);

@@ -6,7 +6,9 @@ use jdwp_protocol::{ClassId, ErrorCode, InterfaceId, ReferenceTypeId, modifiers}
 use jni_sys::jclass;
 
 use crate::agent::Agent;
+use crate::dispatch::Entry;
 use crate::jni::Jni;
+use jdwp_protocol::commands as c;
 
 fn class(agent: &Agent, id: ReferenceTypeId) -> Result<(Jni, jclass), ErrorCode> {
     let jni = agent.jni()?;
@@ -18,7 +20,10 @@ pub fn signature(agent: &Agent, cmd: Signature) -> Result<SignatureReply, ErrorC
     Ok(SignatureReply { signature: agent.jvmti.get_class_signature(c)?.0 })
 }
 
-pub fn signature_with_generic(agent: &Agent, cmd: SignatureWithGeneric) -> Result<SignatureWithGenericReply, ErrorCode> {
+pub fn signature_with_generic(
+    agent: &Agent,
+    cmd: SignatureWithGeneric,
+) -> Result<SignatureWithGenericReply, ErrorCode> {
     let (_, c) = class(agent, cmd.ref_type)?;
     let (signature, generic) = agent.jvmti.get_class_signature(c)?;
     Ok(SignatureWithGenericReply { signature, generic_signature: generic.unwrap_or_default() })
@@ -144,3 +149,20 @@ pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, Error
     }
     Ok(GetValuesReply { values })
 }
+
+/// This module's commands.
+pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
+    c::reference_type::Signature => signature,
+    c::reference_type::ClassLoader => class_loader,
+    c::reference_type::Modifiers => modifiers,
+    c::reference_type::Fields => fields,
+    c::reference_type::Methods => methods,
+    c::reference_type::GetValues => get_values,
+    c::reference_type::SourceFile => source_file,
+    c::reference_type::Status => status,
+    c::reference_type::Interfaces => interfaces,
+    c::reference_type::SignatureWithGeneric => signature_with_generic,
+    c::reference_type::FieldsWithGeneric => fields_with_generic,
+    c::reference_type::MethodsWithGeneric => methods_with_generic,
+    c::class_type::Superclass => superclass,
+);

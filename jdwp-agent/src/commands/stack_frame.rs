@@ -4,9 +4,15 @@ use jdwp_protocol::commands::stack_frame::*;
 use jdwp_protocol::{ErrorCode, Tag, TaggedObjectId, Value};
 
 use crate::agent::{Agent, lock};
+use crate::dispatch::Entry;
+use jdwp_protocol::commands as c;
 
 /// The thread and depth of a frame, checked to still be valid.
-fn frame(agent: &Agent, thread: jdwp_protocol::ThreadId, frame: jdwp_protocol::FrameId) -> Result<(crate::jni::Jni, crate::jvmti::sys::jthread, i32), ErrorCode> {
+fn frame(
+    agent: &Agent,
+    thread: jdwp_protocol::ThreadId,
+    frame: jdwp_protocol::FrameId,
+) -> Result<(crate::jni::Jni, crate::jvmti::sys::jthread, i32), ErrorCode> {
     let jni = agent.jni()?;
     let t = agent.thread(jni, thread)?;
     if lock(&agent.threads).suspend_count(thread) == 0 {
@@ -49,8 +55,16 @@ pub fn this_object(agent: &Agent, cmd: ThisObject) -> Result<ThisObjectReply, Er
     let (method, _) = agent.jvmti.get_frame_location(t, depth)?;
     let modifiers = agent.jvmti.get_method_modifiers(method)?;
     if modifiers & (jdwp_protocol::modifiers::STATIC | jdwp_protocol::modifiers::NATIVE) != 0 {
-        return Ok(ThisObjectReply { object_this: TaggedObjectId { tag: Tag::Object, id: jdwp_protocol::ObjectId::NULL } });
+        return Ok(ThisObjectReply {
+            object_this: TaggedObjectId { tag: Tag::Object, id: jdwp_protocol::ObjectId::NULL },
+        });
     }
     let this = agent.jvmti.get_local_instance(t, depth)?;
     Ok(ThisObjectReply { object_this: agent.tagged_object(jni, this)? })
 }
+
+/// This module's commands.
+pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
+    c::stack_frame::GetValues => get_values,
+    c::stack_frame::ThisObject => this_object,
+);

@@ -5,8 +5,10 @@ use jdwp_protocol::commands::thread_reference::*;
 use jdwp_protocol::{ErrorCode, ThreadGroupId, ThreadId, ThreadStatus, suspend_status};
 
 use crate::agent::{Agent, JvmtiSuspend, lock};
+use crate::dispatch::Entry;
 use crate::jni::Jni;
 use crate::jvmti::sys::*;
+use jdwp_protocol::commands as c;
 
 fn thread(agent: &Agent, id: ThreadId) -> Result<(Jni, jthread), ErrorCode> {
     let jni = agent.jni()?;
@@ -137,3 +139,18 @@ pub fn group_children(agent: &Agent, cmd: tg::Children) -> Result<tg::ChildrenRe
     }
     Ok(tg::ChildrenReply { child_threads, child_groups })
 }
+
+/// This module's commands.
+pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
+    c::thread_reference::Name => name,
+    c::thread_reference::Suspend => suspend,
+    c::thread_reference::Resume => resume,
+    c::thread_reference::Status => status,
+    c::thread_reference::ThreadGroup => thread_group,
+    c::thread_reference::Frames => frames,
+    c::thread_reference::FrameCount => frame_count,
+    c::thread_reference::SuspendCount => suspend_count,
+    c::thread_group_reference::Name => group_name,
+    c::thread_group_reference::Parent => group_parent,
+    c::thread_group_reference::Children => group_children,
+);

@@ -4,6 +4,8 @@ use jdwp_protocol::commands::virtual_machine::*;
 use jdwp_protocol::{ErrorCode, ThreadGroupId};
 
 use crate::agent::{Agent, ID_SIZES, JvmtiSuspend, lock};
+use crate::dispatch::Entry;
+use jdwp_protocol::commands as c;
 
 pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
     let prop = |name: &str| agent.jvmti.get_system_property(name).unwrap_or_default();
@@ -56,12 +58,20 @@ pub fn classes_by_signature(agent: &Agent, cmd: ClassesBySignature) -> Result<Cl
 pub fn all_classes(agent: &Agent, _: AllClasses) -> Result<AllClassesReply, ErrorCode> {
     let classes = loaded(agent)?
         .into_iter()
-        .map(|c| ClassInfo { ref_type_tag: c.ref_type_tag, type_id: c.type_id, signature: c.signature, status: c.status })
+        .map(|c| ClassInfo {
+            ref_type_tag: c.ref_type_tag,
+            type_id: c.type_id,
+            signature: c.signature,
+            status: c.status,
+        })
         .collect();
     Ok(AllClassesReply { classes })
 }
 
-pub fn all_classes_with_generic(agent: &Agent, _: AllClassesWithGeneric) -> Result<AllClassesWithGenericReply, ErrorCode> {
+pub fn all_classes_with_generic(
+    agent: &Agent,
+    _: AllClassesWithGeneric,
+) -> Result<AllClassesWithGenericReply, ErrorCode> {
     Ok(AllClassesWithGenericReply { classes: loaded(agent)? })
 }
 
@@ -179,7 +189,11 @@ pub fn class_paths(agent: &Agent, _: ClassPaths) -> Result<ClassPathsReply, Erro
         if s.is_empty() { Vec::new() } else { s.split(sep.as_str()).map(str::to_string).collect() }
     };
     // Since JDK 9 there is no boot class path to report; the JDK's agent sends an empty list.
-    Ok(ClassPathsReply { base_dir: prop("user.dir"), classpaths: split(prop("java.class.path")), bootclasspaths: Vec::new() })
+    Ok(ClassPathsReply {
+        base_dir: prop("user.dir"),
+        classpaths: split(prop("java.class.path")),
+        bootclasspaths: Vec::new(),
+    })
 }
 
 /// IDs are never reused and objects stay collectable, so giving references back frees nothing;
@@ -187,3 +201,23 @@ pub fn class_paths(agent: &Agent, _: ClassPaths) -> Result<ClassPathsReply, Erro
 pub fn dispose_objects(_: &Agent, _: DisposeObjects) -> Result<DisposeObjectsReply, ErrorCode> {
     Ok(DisposeObjectsReply {})
 }
+
+/// This module's commands.
+pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
+    c::virtual_machine::Version => version,
+    c::virtual_machine::ClassesBySignature => classes_by_signature,
+    c::virtual_machine::AllClasses => all_classes,
+    c::virtual_machine::AllThreads => all_threads,
+    c::virtual_machine::TopLevelThreadGroups => top_level_thread_groups,
+    c::virtual_machine::Dispose => dispose,
+    c::virtual_machine::IdSizesCmd => id_sizes,
+    c::virtual_machine::Suspend => suspend,
+    c::virtual_machine::Resume => resume,
+    c::virtual_machine::Exit => exit,
+    c::virtual_machine::CreateString => create_string,
+    c::virtual_machine::Capabilities => capabilities,
+    c::virtual_machine::ClassPaths => class_paths,
+    c::virtual_machine::DisposeObjects => dispose_objects,
+    c::virtual_machine::CapabilitiesNew => capabilities_new,
+    c::virtual_machine::AllClassesWithGeneric => all_classes_with_generic,
+);
