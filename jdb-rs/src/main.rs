@@ -1,9 +1,16 @@
-//! jdb-rs: a jdb-compatible Java debugger (REPL, scripts, `--json`, exit codes).
-//!
-//! Status: not built yet; the binary says so and exits with status 2 so no script mistakes it for a
-//! working debugger.
+//! jdb-rs: a jdb-compatible command-line Java debugger (see the library's docs, `jdb_rs`).
 
 fn main() {
-    eprintln!("jdb-rs: not implemented yet (see the README's status section)");
-    std::process::exit(2);
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("jdb-rs: cannot start the async runtime: {e}");
+            std::process::exit(1);
+        }
+    };
+    let code = runtime.block_on(jdb_rs::run(args));
+    // Do not wait for the editor thread or stuck tasks.
+    runtime.shutdown_background();
+    std::process::exit(code);
 }

@@ -64,6 +64,12 @@ async fn run() -> Result<ExitCode, Failure> {
     for deadlock in &deadlocks {
         println!("{deadlock}");
     }
+    if let Some(process) = session.process.as_ref().filter(|_| session.vm.connection().is_closed()) {
+        // The program ended by itself: say how, since that may be why nothing was found.
+        if let Ok(Ok(status)) = tokio::time::timeout(Duration::from_secs(2), process.wait()).await {
+            eprintln!("deadlocks: the program exited ({status})");
+        }
+    }
     let code = if deadlocks.is_empty() {
         println!("No deadlock found.");
         ExitCode::SUCCESS

@@ -69,7 +69,8 @@ impl Listener {
             Host::AllInterfaces => vec![(Ipv6Addr::UNSPECIFIED, port).into(), (Ipv4Addr::UNSPECIFIED, port).into()],
             Host::Ip(ip) => vec![(*ip, port).into()],
             Host::Name(name) => {
-                let resolve = |reason: String| TransportError::from(AddressError::Resolve { host: name.clone(), reason });
+                let resolve =
+                    |reason: String| TransportError::from(AddressError::Resolve { host: name.clone(), reason });
                 let mut found: Vec<SocketAddr> =
                     tokio::net::lookup_host((name.as_str(), port)).await.map_err(|e| resolve(e.to_string()))?.collect();
                 // IPv4 first, as attaching does.
@@ -85,13 +86,16 @@ impl Listener {
         for addr in candidates {
             match TcpListener::bind(addr).await {
                 Ok(inner) => {
-                    let local_addr =
-                        inner.local_addr().map_err(|e| JdiError::Launch(format!("reading the bound address: {e}")))?;
+                    let local_addr = inner.local_addr().map_err(|source| TransportError::Io {
+                        operation: format!("reading the address bound for {addr}"),
+                        source,
+                    })?;
                     tracing::debug!(%local_addr, "listening for a JVM to connect");
                     return Ok(Listener { inner, local_addr });
                 }
                 Err(e) => {
-                    first_error.get_or_insert(TransportError::Io { operation: format!("listening on {addr}"), source: e });
+                    first_error
+                        .get_or_insert(TransportError::Io { operation: format!("listening on {addr}"), source: e });
                 }
             }
         }

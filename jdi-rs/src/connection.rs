@@ -143,8 +143,8 @@ impl Connection {
     pub async fn send_with_timeout<C: Command>(&self, command: &C, timeout: Duration) -> Result<C::Reply> {
         let sizes = self.id_sizes();
         let body = codec::encode_body(command, sizes);
-        let body = with_timeout(Some(timeout), C::QUALIFIED_NAME, self.call(C::SET, C::CMD, body, C::QUALIFIED_NAME))
-            .await?;
+        let body =
+            with_timeout(Some(timeout), C::QUALIFIED_NAME, self.call(C::SET, C::CMD, body, C::QUALIFIED_NAME)).await?;
         codec::decode_body(&body, sizes).map_err(|source| JdiError::Decode { command: C::QUALIFIED_NAME, source })
     }
 

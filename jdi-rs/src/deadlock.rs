@@ -268,10 +268,7 @@ mod tests {
         assert!(find_cycles(&[(1, 2), (2, 3)]).is_empty());
         assert_eq!(find_cycles(&[(1, 2), (2, 3), (3, 1)]), vec![vec![1, 2, 3]]);
         // A thread waiting on a cycle is not part of it; two separate cycles are both found.
-        assert_eq!(
-            find_cycles(&[(9, 2), (2, 3), (3, 2), (5, 6), (6, 5), (7, 5)]),
-            vec![vec![2, 3], vec![5, 6]]
-        );
+        assert_eq!(find_cycles(&[(9, 2), (2, 3), (3, 2), (5, 6), (6, 5), (7, 5)]), vec![vec![2, 3], vec![5, 6]]);
         // Walks that end in a node seen earlier by another walk find nothing new.
         assert_eq!(find_cycles(&[(1, 1), (2, 1)]), vec![vec![1]]);
     }

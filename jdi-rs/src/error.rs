@@ -30,7 +30,10 @@ pub enum JdiError {
     Launch(String),
     /// The launched JVM exited before its agent connected; its `output` (stderr, then stdout,
     /// where HotSpot reports bad options and missing agents) usually says why.
-    #[error("the launched JVM exited ({status}) before its agent connected; command: {command}{}", output_suffix(output))]
+    #[error(
+        "the launched JVM exited ({status}) before its agent connected; command: {command}{}",
+        output_suffix(output)
+    )]
     ExitedBeforeConnecting { status: String, command: String, output: String },
     /// The target VM lacks a capability the operation needs.
     #[error("the target VM cannot {0}")]

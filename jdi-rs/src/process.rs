@@ -80,7 +80,8 @@ impl Process {
                     return;
                 }
             };
-            let (Some(stdin), Some(stdout), Some(stderr)) = (child.stdin.take(), child.stdout.take(), child.stderr.take())
+            let (Some(stdin), Some(stdout), Some(stderr)) =
+                (child.stdin.take(), child.stdout.take(), child.stderr.take())
             else {
                 // Unreachable with piped stdio; never leave the child behind.
                 let _ = child.kill();

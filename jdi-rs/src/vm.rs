@@ -94,6 +94,11 @@ impl VirtualMachine {
         &self.inner.conn
     }
 
+    /// The JVM process, when this VM was launched by [`crate::launch`].
+    pub fn process(&self) -> Option<crate::Process> {
+        self.inner.conn.process()
+    }
+
     /// Sends one command and returns its reply.
     pub async fn send<C: Command>(&self, command: &C) -> Result<C::Reply> {
         self.inner.commands_sent.fetch_add(1, Ordering::Relaxed);

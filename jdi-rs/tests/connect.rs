@@ -71,7 +71,9 @@ async fn attach_failures_are_typed_and_clear() {
     let port = test_rig::free_port();
     let err = jdi::attach(&format!("127.0.0.1:{port}"), Some(common::TIMEOUT)).await.err().unwrap();
     match &err {
-        JdiError::Transport(TransportError::Io { source, .. }) => assert_eq!(source.kind(), ErrorKind::ConnectionRefused),
+        JdiError::Transport(TransportError::Io { source, .. }) => {
+            assert_eq!(source.kind(), ErrorKind::ConnectionRefused)
+        }
         other => panic!("{other:?}"),
     }
     assert!(err.to_string().contains(&format!("127.0.0.1:{port}")), "{err}");
@@ -302,7 +304,11 @@ async fn a_killed_vm_fails_every_pending_call_promptly() {
         // Raw commands: mirrors may answer from their caches.
         let (conn, thread) = (conn.clone(), threads[i % threads.len()].id());
         calls.spawn(async move {
-            if i % 2 == 0 { conn.send(&Version {}).await.map(drop) } else { conn.send(&Name { thread }).await.map(drop) }
+            if i % 2 == 0 {
+                conn.send(&Version {}).await.map(drop)
+            } else {
+                conn.send(&Name { thread }).await.map(drop)
+            }
         });
     }
     until("50 calls are in flight", || conn.pending_calls() == 50).await;
@@ -344,11 +350,7 @@ async fn a_call_timeout_gives_up_and_the_connection_survives() {
     assert!(err.is_timeout(), "{err:?}");
     assert!(err.to_string().contains("VirtualMachine.Version"), "{err}");
     assert!(started.elapsed() < PROMPTLY);
-    let err = conn
-        .send_with_timeout(&AllThreads {}, Duration::from_millis(100))
-        .await
-        .err()
-        .unwrap();
+    let err = conn.send_with_timeout(&AllThreads {}, Duration::from_millis(100)).await.err().unwrap();
     assert!(err.is_timeout(), "{err:?}");
     assert_eq!(conn.pending_calls(), 0, "timed-out calls are unregistered");
 

@@ -14,6 +14,21 @@ pub struct AgentBackend {
     pub agent: &'static Agent,
 }
 
+/// With `JDWP_AGENT_TRACE_COMMANDS=<file>` in the debuggee's environment, the name of every command
+/// handled is appended to that file: how spec-notes' coverage table learns which commands the test
+/// suites really exercise against this agent.
+fn trace_command(name: &'static str) {
+    use std::io::Write;
+    static TRACE: std::sync::OnceLock<Option<std::sync::Mutex<std::fs::File>>> = std::sync::OnceLock::new();
+    let trace = TRACE.get_or_init(|| {
+        let path = std::env::var_os("JDWP_AGENT_TRACE_COMMANDS")?;
+        std::fs::OpenOptions::new().create(true).append(true).open(path).ok().map(std::sync::Mutex::new)
+    });
+    if let Some(file) = trace {
+        let _ = writeln!(lock(file), "{name}");
+    }
+}
+
 /// The exit code `VirtualMachine.Exit` asked for, applied once its reply is written.
 static PENDING_EXIT: AtomicI32 = AtomicI32::new(i32::MIN);
 
@@ -27,6 +42,7 @@ impl Backend for AgentBackend {
         let Some(entry) = crate::commands::lookup(set, cmd) else {
             return Err(ErrorCode::NOT_IMPLEMENTED);
         };
+        trace_command(entry.name);
         let jni = agent.jni()?;
         // Every local reference a handler makes dies with this frame.
         let frame = jni.push_local_frame(64)?;
@@ -44,6 +60,8 @@ impl Backend for AgentBackend {
         tracing::info!("debugger detached");
         let agent = self.agent;
         agent.set_session(None);
+        // Events held by the debugger that left are not held for the next one.
+        crate::hold::release();
         let Ok(jni) = agent.jni() else { return };
         let Ok(frame) = jni.push_local_frame(64) else { return };
         let requests = lock(&agent.requests).clear();

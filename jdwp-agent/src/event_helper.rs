@@ -1,56 +1,214 @@
 //! The event helper: an agent thread that turns matched events into composites, suspends what their
-//! policy says, and sends them.
+//! policy says, and sends them; it also does the JVMTI work event threads may not do themselves.
 //!
 //! Event callbacks run on application threads, which the debugger may suspend at any call into the
 //! VM; they must not hold agent locks across such calls (see [`crate::agent`]). So a callback only
-//! filters and collects global references, then hands the event here and waits until it is sent and
-//! the suspension is requested. When the callback then returns into the VM, a suspended thread stops
-//! there — after the debugger has been told, never before.
+//! filters and collects global references, then hands the event here. If the event suspends, the
+//! callback waits until it is sent and the suspension requested: when the callback then returns
+//! into the VM, a suspended thread stops there — after the debugger has been told, never before.
+//! Events that suspend nothing are handed over without waiting, as the JDK's agent does.
 
-use std::sync::mpsc;
+use std::collections::VecDeque;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, mpsc};
 
 use jdwp_protocol::commands::event::{Composite, Event};
-use jdwp_protocol::{ErrorCode, Location, SuspendPolicy, TypeTag, codec};
-use jni_sys::jmethodID;
+use jdwp_protocol::{ErrorCode, Location, MethodId, ReferenceTypeId, SuspendPolicy, TypeTag, Value, codec};
+use jni_sys::{jfieldID, jmethodID};
 
 use crate::agent::{Agent, GlobalRef, ID_SIZES, JvmtiSuspend, lock};
+use crate::events::filter::Request;
 use crate::jni::Jni;
 
-/// An event as a callback captured it: global references, raw JVMTI values.
+/// A value as a callback captured it.
+#[derive(Debug)]
+pub enum RawValue {
+    Plain(Value),
+    /// A reference (`None`: null), converted to a tagged object ID by the helper.
+    Object(Option<GlobalRef>),
+}
+
+/// An event as a callback captured it: owned global references, raw JVMTI values (methods as
+/// `jmethodID`s, code indexes as `jlocation`s, -1 for native code).
 #[derive(Debug)]
 pub enum RawEvent {
-    VmStart { request_id: i32, thread: GlobalRef },
-    VmDeath { request_id: i32 },
-    ThreadStart { request_id: i32, thread: GlobalRef },
-    ThreadDeath { request_id: i32, thread: GlobalRef },
-    ClassPrepare { request_id: i32, thread: GlobalRef, class: GlobalRef },
-    Breakpoint { request_id: i32, thread: GlobalRef, method: usize, index: i64 },
-    SingleStep { request_id: i32, thread: GlobalRef, method: usize, index: i64 },
+    VmStart {
+        request_id: i32,
+        thread: GlobalRef,
+    },
+    VmDeath {
+        request_id: i32,
+    },
+    ThreadStart {
+        request_id: i32,
+        thread: GlobalRef,
+    },
+    ThreadDeath {
+        request_id: i32,
+        thread: GlobalRef,
+    },
+    ClassPrepare {
+        request_id: i32,
+        thread: GlobalRef,
+        class: GlobalRef,
+    },
+    ClassUnload {
+        request_id: i32,
+        signature: String,
+    },
+    Breakpoint {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    SingleStep {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MethodEntry {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MethodExit {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MethodExitWithReturnValue {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        value: RawValue,
+    },
+    MonitorContendedEnter {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MonitorContendedEntered {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MonitorWait {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+        timeout: i64,
+    },
+    MonitorWaited {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+        timed_out: bool,
+    },
+    Exception {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        exception: GlobalRef,
+        /// Where it will be caught; `None` if uncaught.
+        catch: Option<(usize, i64)>,
+    },
+    FieldAccess {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        field_class: GlobalRef,
+        field: usize,
+        object: Option<GlobalRef>,
+    },
+    FieldModification {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        field_class: GlobalRef,
+        field: usize,
+        object: Option<GlobalRef>,
+        value: RawValue,
+    },
 }
 
 impl RawEvent {
-    fn refs(&self) -> impl Iterator<Item = GlobalRef> {
-        let (a, b) = match self {
-            RawEvent::VmDeath { .. } => (None, None),
+    /// The global references the event owns.
+    pub fn refs(&self) -> Vec<GlobalRef> {
+        let value_ref = |v: &RawValue| match v {
+            RawValue::Object(Some(r)) => Some(*r),
+            _ => None,
+        };
+        match self {
+            RawEvent::VmDeath { .. } | RawEvent::ClassUnload { .. } => vec![],
             RawEvent::VmStart { thread, .. }
             | RawEvent::ThreadStart { thread, .. }
             | RawEvent::ThreadDeath { thread, .. }
             | RawEvent::Breakpoint { thread, .. }
-            | RawEvent::SingleStep { thread, .. } => (Some(*thread), None),
-            RawEvent::ClassPrepare { thread, class, .. } => (Some(*thread), Some(*class)),
-        };
-        a.into_iter().chain(b)
+            | RawEvent::SingleStep { thread, .. }
+            | RawEvent::MethodEntry { thread, .. }
+            | RawEvent::MethodExit { thread, .. } => vec![*thread],
+            RawEvent::MethodExitWithReturnValue { thread, value, .. } => {
+                std::iter::once(*thread).chain(value_ref(value)).collect()
+            }
+            RawEvent::ClassPrepare { thread, class, .. } => vec![*thread, *class],
+            RawEvent::MonitorContendedEnter { thread, object, .. }
+            | RawEvent::MonitorContendedEntered { thread, object, .. }
+            | RawEvent::MonitorWait { thread, object, .. }
+            | RawEvent::MonitorWaited { thread, object, .. } => vec![*thread, *object],
+            RawEvent::Exception { thread, exception, .. } => vec![*thread, *exception],
+            RawEvent::FieldAccess { thread, field_class, object, .. } => {
+                [Some(*thread), Some(*field_class), *object].into_iter().flatten().collect()
+            }
+            RawEvent::FieldModification { thread, field_class, object, value, .. } => {
+                [Some(*thread), Some(*field_class), *object, value_ref(value)].into_iter().flatten().collect()
+            }
+        }
+    }
+
+    /// Deletes the event's global references (an event dropped without being sent).
+    pub fn release(self, jni: Jni) {
+        for r in self.refs() {
+            jni.delete_global_ref(r.0);
+        }
     }
 }
 
-/// One composite to deliver.
-pub struct Job {
-    pub policy: SuspendPolicy,
-    /// The event thread (suspended by `SuspendPolicy::EventThread`).
-    pub thread: Option<GlobalRef>,
-    pub events: Vec<RawEvent>,
-    /// Signalled once the composite is sent and the suspension requested.
-    pub done: Option<mpsc::SyncSender<()>>,
+/// Work an event thread hands to the helper thread.
+pub type Task = Box<dyn FnOnce(&Agent, Jni) + Send>;
+
+/// Work for the helper thread.
+pub enum Job {
+    /// A composite to deliver.
+    Deliver {
+        policy: SuspendPolicy,
+        /// The event thread (suspended by `SuspendPolicy::EventThread`); owned.
+        thread: Option<GlobalRef>,
+        events: Vec<RawEvent>,
+        /// Signalled once the composite is sent and the suspension requested.
+        done: Option<mpsc::SyncSender<()>>,
+    },
+    /// Undo the JVMTI state behind requests that a count expired during event filtering.
+    Cleanup(Vec<Arc<Request>>),
+    /// Class unloads may be waiting (see [`crate::events::unload`]).
+    Unloads,
+    /// JVMTI work an event thread needs done on an agent thread; it waits for it.
+    Task { task: Task, done: mpsc::SyncSender<()> },
 }
 
 /// The handle callbacks use to reach the helper thread.
@@ -64,52 +222,161 @@ impl EventHelper {
         (EventHelper { tx: std::sync::Mutex::new(tx) }, rx)
     }
 
-    /// Hands a job over and waits until it is delivered (or dropped because nobody listens).
-    pub fn deliver(&self, mut job: Job) {
-        let (done_tx, done_rx) = mpsc::sync_channel(1);
-        job.done = Some(done_tx);
-        if lock(&self.tx).send(job).is_ok() {
-            // The helper always answers, even when it drops the job; an error means it is gone.
+    /// Queues a job; gives it back if the helper is gone.
+    fn send(&self, job: Job) -> Result<(), Job> {
+        lock(&self.tx).send(job).map_err(|e| e.0)
+    }
+
+    /// Hands a composite over; with `wait`, returns once it is sent (or dropped because nobody
+    /// listens). Returns the events if the helper is gone.
+    pub fn deliver(
+        &self,
+        policy: SuspendPolicy,
+        thread: Option<GlobalRef>,
+        events: Vec<RawEvent>,
+        wait: bool,
+    ) -> Result<(), (Option<GlobalRef>, Vec<RawEvent>)> {
+        let (done, done_rx) = if wait {
+            let (tx, rx) = mpsc::sync_channel(1);
+            (Some(tx), Some(rx))
+        } else {
+            (None, None)
+        };
+        match self.send(Job::Deliver { policy, thread, events, done }) {
+            Ok(()) => {
+                if let Some(rx) = done_rx {
+                    // The helper always answers, even when it drops the job; an error means it is gone.
+                    let _ = rx.recv();
+                }
+                Ok(())
+            }
+            Err(Job::Deliver { thread, events, .. }) => Err((thread, events)),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Queues the cleanup of expired requests (not waited for).
+    pub fn cleanup(&self, requests: Vec<Arc<Request>>) {
+        let _ = self.send(Job::Cleanup(requests));
+    }
+
+    /// Tells the helper to look for class unloads. Plain code only: callable from restricted
+    /// JVMTI callbacks (`ObjectFree`, garbage collection), which may run with the VM stopped.
+    pub fn nudge_unloads(&self) {
+        let _ = self.send(Job::Unloads);
+    }
+
+    /// Runs `task` on the helper thread and waits for it.
+    pub fn run_task(&self, task: impl FnOnce(&Agent, Jni) + Send + 'static) {
+        let (done, done_rx) = mpsc::sync_channel(1);
+        if self.send(Job::Task { task: Box::new(task), done }).is_ok() {
             let _ = done_rx.recv();
         }
     }
 }
 
 /// The helper thread's loop (runs until the VM dies).
+///
+/// While the debugger holds events (`VirtualMachine.HoldEvents`, see [`crate::hold`]) composites
+/// wait here, in order, and nothing is sent; the other work (cleanups, tasks event threads wait
+/// for) goes on, so that holding events never stalls a thread that reports nothing.
 pub fn run(agent: &Agent, jni: Jni, jobs: mpsc::Receiver<Job>) {
-    for job in jobs {
-        let frame = jni.push_local_frame(64);
-        if let Err(e) = deliver(agent, jni, &job) {
-            tracing::debug!(?e, "event not delivered");
+    let mut held: VecDeque<Job> = VecDeque::new();
+    loop {
+        let job = if held.is_empty() {
+            jobs.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
+        } else {
+            // Nothing tells this thread about the release: look again now and then.
+            jobs.recv_timeout(HOLD_POLL)
+        };
+        match job {
+            Ok(job @ (Job::Deliver { .. } | Job::Unloads)) if !held.is_empty() || crate::hold::is_held() => {
+                held.push_back(job)
+            }
+            Ok(job) => run_job(agent, jni, job),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => return,
         }
-        drop(frame);
-        for event in &job.events {
-            for r in event.refs() {
-                jni.delete_global_ref(r.0);
+        while !held.is_empty() && !crate::hold::is_held() {
+            if let Some(job) = held.pop_front() {
+                run_job(agent, jni, job);
             }
         }
-        if let Some(t) = job.thread {
-            jni.delete_global_ref(t.0);
+    }
+}
+
+/// How often held events are looked at again.
+const HOLD_POLL: std::time::Duration = std::time::Duration::from_millis(10);
+
+fn run_job(agent: &Agent, jni: Jni, job: Job) {
+    let frame = jni.push_local_frame(64);
+    // A panic in one job must not stop event delivery for good.
+    crate::guard((), AssertUnwindSafe(|| handle(agent, jni, job)));
+    drop(frame);
+}
+
+fn handle(agent: &Agent, jni: Jni, job: Job) {
+    match job {
+        Job::Deliver { policy, thread, events, done } => {
+            send_composite(agent, jni, policy, thread, events);
+            if let Some(done) = done {
+                let _ = done.send(());
+            }
         }
-        if let Some(done) = job.done {
+        Job::Cleanup(requests) => crate::commands::event_request::forget_requests(agent, jni, &requests),
+        Job::Unloads => {
+            for (policy, events) in crate::events::unload::take_unloads(agent, jni) {
+                send_composite(agent, jni, policy, None, events);
+            }
+        }
+        Job::Task { task, done } => {
+            task(agent, jni);
             let _ = done.send(());
         }
     }
 }
 
-fn deliver(agent: &Agent, jni: Jni, job: &Job) -> Result<(), ErrorCode> {
-    let Some(session) = agent.session() else { return Ok(()) };
-    let mut events = Vec::with_capacity(job.events.len());
-    for raw in &job.events {
-        events.push(convert(agent, jni, raw)?);
+/// Delivers one composite and releases its references.
+fn send_composite(agent: &Agent, jni: Jni, policy: SuspendPolicy, thread: Option<GlobalRef>, events: Vec<RawEvent>) {
+    if let Err(e) = deliver(agent, jni, policy, thread, &events) {
+        tracing::debug!(?e, "event not delivered");
     }
-    let body = codec::encode_body(&Composite { suspend_policy: job.policy, events }, ID_SIZES);
+    for event in events {
+        event.release(jni);
+    }
+    if let Some(t) = thread {
+        jni.delete_global_ref(t.0);
+    }
+}
+
+fn deliver(
+    agent: &Agent,
+    jni: Jni,
+    policy: SuspendPolicy,
+    thread: Option<GlobalRef>,
+    raw: &[RawEvent],
+) -> Result<(), ErrorCode> {
+    let Some(session) = agent.session() else { return Ok(()) };
+    let mut events = Vec::with_capacity(raw.len());
+    for r in raw {
+        let frame = jni.push_local_frame(16)?;
+        match convert(agent, jni, r) {
+            Ok(event) => events.push(event),
+            // Say what can be said (an object may have gone meanwhile).
+            Err(e) => tracing::debug!(?e, "an event could not be converted; left out"),
+        }
+        drop(frame);
+    }
+    if events.is_empty() {
+        return Err(ErrorCode::INTERNAL);
+    }
+    let body = codec::encode_body(&Composite { suspend_policy: policy, events }, ID_SIZES);
     let _order = session.order();
     let ops = JvmtiSuspend { agent, jni };
-    match job.policy {
+    match policy {
         SuspendPolicy::All => lock(&agent.threads).suspend_all(&ops)?,
         SuspendPolicy::EventThread => {
-            if let Some(t) = job.thread {
+            if let Some(t) = thread {
                 let id = agent.thread_id(jni, t.0)?;
                 lock(&agent.threads).suspend_thread(&ops, id)?;
             }
@@ -128,8 +395,38 @@ pub fn location(agent: &Agent, jni: Jni, method: jmethodID, index: i64) -> Resul
     Ok(Location { type_tag, class_id: class_id.into(), method_id: agent.method_id(method), index: index as u64 })
 }
 
+/// What HotSpot's agent sends as the catch location of an uncaught exception.
+const NO_LOCATION: Location =
+    Location { type_tag: TypeTag::Class, class_id: jdwp_protocol::ClassId::NULL, method_id: MethodId::NULL, index: 0 };
+
+fn value(agent: &Agent, jni: Jni, v: &RawValue) -> Result<Value, ErrorCode> {
+    match v {
+        RawValue::Plain(v) => Ok(*v),
+        RawValue::Object(None) => Ok(Value::NULL),
+        RawValue::Object(Some(r)) => crate::values::object_value(agent, jni, r.0),
+    }
+}
+
+fn tagged(agent: &Agent, jni: Jni, obj: Option<GlobalRef>) -> Result<jdwp_protocol::TaggedObjectId, ErrorCode> {
+    agent.tagged_object(jni, obj.map_or(std::ptr::null_mut(), |r| r.0))
+}
+
+/// The type tag, type ID and field ID of a watched field.
+fn field_ids(
+    agent: &Agent,
+    jni: Jni,
+    class: GlobalRef,
+    field: usize,
+) -> Result<(TypeTag, ReferenceTypeId, jdwp_protocol::FieldId), ErrorCode> {
+    let tag = crate::commands::type_tag(agent, class.0)?;
+    let type_id = agent.class_id(jni, class.0)?;
+    let field_id = agent.field_id(jni, class.0, field as jfieldID)?;
+    Ok((tag, type_id, field_id))
+}
+
 fn convert(agent: &Agent, jni: Jni, raw: &RawEvent) -> Result<Event, ErrorCode> {
     let thread = |t: &GlobalRef| agent.thread_id(jni, t.0);
+    let at = |method: &usize, index: &i64| location(agent, jni, *method as jmethodID, *index);
     Ok(match raw {
         RawEvent::VmStart { request_id, thread: t } => Event::VmStart { request_id: *request_id, thread: thread(t)? },
         RawEvent::VmDeath { request_id } => Event::VmDeath { request_id: *request_id },
@@ -152,15 +449,93 @@ fn convert(agent: &Agent, jni: Jni, raw: &RawEvent) -> Result<Event, ErrorCode> 
                 status: crate::commands::jdwp_class_status(status),
             }
         }
-        RawEvent::Breakpoint { request_id, thread: t, method, index } => Event::Breakpoint {
+        RawEvent::ClassUnload { request_id, signature } => {
+            Event::ClassUnload { request_id: *request_id, signature: signature.clone() }
+        }
+        RawEvent::Breakpoint { request_id, thread: t, method, index } => {
+            Event::Breakpoint { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
+        }
+        RawEvent::SingleStep { request_id, thread: t, method, index } => {
+            Event::SingleStep { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
+        }
+        RawEvent::MethodEntry { request_id, thread: t, method, index } => {
+            Event::MethodEntry { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
+        }
+        RawEvent::MethodExit { request_id, thread: t, method, index } => {
+            Event::MethodExit { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
+        }
+        RawEvent::MethodExitWithReturnValue { request_id, thread: t, method, index, value: v } => {
+            Event::MethodExitWithReturnValue {
+                request_id: *request_id,
+                thread: thread(t)?,
+                location: at(method, index)?,
+                value: value(agent, jni, v)?,
+            }
+        }
+        RawEvent::MonitorContendedEnter { request_id, thread: t, object, method, index } => {
+            Event::MonitorContendedEnter {
+                request_id: *request_id,
+                thread: thread(t)?,
+                object: agent.tagged_object(jni, object.0)?,
+                location: at(method, index)?,
+            }
+        }
+        RawEvent::MonitorContendedEntered { request_id, thread: t, object, method, index } => {
+            Event::MonitorContendedEntered {
+                request_id: *request_id,
+                thread: thread(t)?,
+                object: agent.tagged_object(jni, object.0)?,
+                location: at(method, index)?,
+            }
+        }
+        RawEvent::MonitorWait { request_id, thread: t, object, method, index, timeout } => Event::MonitorWait {
             request_id: *request_id,
             thread: thread(t)?,
-            location: location(agent, jni, *method as jmethodID, *index)?,
+            object: agent.tagged_object(jni, object.0)?,
+            location: at(method, index)?,
+            timeout: *timeout,
         },
-        RawEvent::SingleStep { request_id, thread: t, method, index } => Event::SingleStep {
+        RawEvent::MonitorWaited { request_id, thread: t, object, method, index, timed_out } => Event::MonitorWaited {
             request_id: *request_id,
             thread: thread(t)?,
-            location: location(agent, jni, *method as jmethodID, *index)?,
+            object: agent.tagged_object(jni, object.0)?,
+            location: at(method, index)?,
+            timed_out: *timed_out,
         },
+        RawEvent::Exception { request_id, thread: t, method, index, exception, catch } => Event::Exception {
+            request_id: *request_id,
+            thread: thread(t)?,
+            location: at(method, index)?,
+            exception: agent.tagged_object(jni, exception.0)?,
+            catch_location: match catch {
+                Some((m, i)) => at(m, i)?,
+                None => NO_LOCATION,
+            },
+        },
+        RawEvent::FieldAccess { request_id, thread: t, method, index, field_class, field, object } => {
+            let (ref_type_tag, type_id, field_id) = field_ids(agent, jni, *field_class, *field)?;
+            Event::FieldAccess {
+                request_id: *request_id,
+                thread: thread(t)?,
+                location: at(method, index)?,
+                ref_type_tag,
+                type_id,
+                field_id,
+                object: tagged(agent, jni, *object)?,
+            }
+        }
+        RawEvent::FieldModification { request_id, thread: t, method, index, field_class, field, object, value: v } => {
+            let (ref_type_tag, type_id, field_id) = field_ids(agent, jni, *field_class, *field)?;
+            Event::FieldModification {
+                request_id: *request_id,
+                thread: thread(t)?,
+                location: at(method, index)?,
+                ref_type_tag,
+                type_id,
+                field_id,
+                object: tagged(agent, jni, *object)?,
+                value_to_be: value(agent, jni, v)?,
+            }
+        }
     })
 }

@@ -218,6 +218,12 @@ impl Jni {
         jni_call!(self, ExceptionClear())
     }
 
+    /// Makes `throwable` the pending exception (as when one set aside around a call is put back).
+    pub fn throw(self, throwable: jthrowable) -> Result<()> {
+        let code = jni_call!(self, Throw(throwable));
+        if code == JNI_OK { Ok(()) } else { Err(JniError::Code { function: "Throw", code }) }
+    }
+
     // -----------------------------------------------------------------------------------------
     // References
     // -----------------------------------------------------------------------------------------

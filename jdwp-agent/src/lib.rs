@@ -24,6 +24,7 @@ mod commands;
 pub mod dispatch;
 mod event_helper;
 pub mod events;
+pub mod hold;
 mod invoke;
 pub mod jni;
 pub mod jvmti;
@@ -31,6 +32,7 @@ mod loader;
 mod logging;
 pub mod options;
 pub mod session;
+mod step;
 pub mod thread_control;
 mod values;
 

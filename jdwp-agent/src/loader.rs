@@ -78,6 +78,18 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     callbacks.ThreadEnd = Some(crate::callbacks::on_thread_end);
     callbacks.ClassPrepare = Some(crate::callbacks::on_class_prepare);
     callbacks.Breakpoint = Some(crate::callbacks::on_breakpoint);
+    callbacks.SingleStep = Some(crate::callbacks::on_single_step);
+    callbacks.FramePop = Some(crate::callbacks::on_frame_pop);
+    callbacks.ExceptionCatch = Some(crate::callbacks::on_exception_catch);
+    callbacks.MethodEntry = Some(crate::callbacks::on_method_entry);
+    callbacks.MethodExit = Some(crate::callbacks::on_method_exit);
+    callbacks.Exception = Some(crate::callbacks::on_exception);
+    callbacks.FieldAccess = Some(crate::callbacks::on_field_access);
+    callbacks.FieldModification = Some(crate::callbacks::on_field_modification);
+    callbacks.MonitorContendedEnter = Some(crate::callbacks::on_monitor_contended_enter);
+    callbacks.MonitorContendedEntered = Some(crate::callbacks::on_monitor_contended_entered);
+    callbacks.MonitorWait = Some(crate::callbacks::on_monitor_wait);
+    callbacks.MonitorWaited = Some(crate::callbacks::on_monitor_waited);
     agent.jvmti.set_event_callbacks(&callbacks).map_err(|e| format!("ERROR: JDWP: {e}"))?;
     for event in [sys::JVMTI_EVENT_VM_INIT, sys::JVMTI_EVENT_VM_DEATH] {
         agent
@@ -206,7 +218,7 @@ fn load_known_classes(jni: Jni) -> Result<KnownClasses, ErrorCode> {
 type StartFn = unsafe extern "system" fn(*mut jvmtiEnv, *mut JNIEnv, *mut c_void);
 
 /// Starts a JVMTI agent thread: a daemon the VM runs for us and the debugger never sees.
-fn start_agent_thread(agent: &Agent, jni: Jni, name: &str, main: StartFn, arg: *mut c_void) -> Result<(), String> {
+pub(crate) fn start_agent_thread(agent: &Agent, jni: Jni, name: &str, main: StartFn, arg: *mut c_void) -> Result<(), String> {
     let fail = |what: &str| format!("cannot start the {name} thread: {what}");
     let thread_class = jni.find_class("java/lang/Thread").map_err(|e| fail(&e.to_string()))?;
     let ctor = jni.get_method_id(thread_class, "<init>", "(Ljava/lang/String;)V").map_err(|e| fail(&e.to_string()))?;

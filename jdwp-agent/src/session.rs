@@ -43,12 +43,19 @@ pub struct Session {
     /// IDs of packets the agent originates (events); the debugger never replies to them.
     next_event_id: AtomicU32,
     order: Mutex<()>,
+    /// The packet ID of the command being handled, until its handler defers the reply.
+    handling: Mutex<Option<u32>>,
 }
 
 impl Session {
     fn new(writer: SocketWriter) -> Session {
         // Event IDs start high so they are easy to tell from the debugger's IDs in a capture.
-        Session { writer, next_event_id: AtomicU32::new(0x4000_0000), order: Mutex::new(()) }
+        Session {
+            writer,
+            next_event_id: AtomicU32::new(0x4000_0000),
+            order: Mutex::new(()),
+            handling: Mutex::new(None),
+        }
     }
 
     /// Held while suspending threads for an event and sending it, and while handling a command that
@@ -61,6 +68,24 @@ impl Session {
     pub fn send_event(&self, body: Vec<u8>) -> Result<(), TransportError> {
         let id = self.next_event_id.fetch_add(1, Ordering::Relaxed);
         self.writer.write_packet(&Packet::command(id, event::SET, <event::Composite as Command>::CMD, body))
+    }
+
+    /// Takes over the reply to the command being handled: the loop writes none and reads the next
+    /// command, and the caller answers later, from any thread, with [`Session::send_reply`] (an
+    /// invoke answers when its method returns, and meanwhile the debugger may need other commands
+    /// to deal with events the method causes). Returns the command's packet ID; `None` outside a
+    /// command handler or if already taken.
+    pub fn defer_reply(&self) -> Option<u32> {
+        self.handling.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+
+    /// Answers a command whose reply was deferred (see [`Session::defer_reply`]).
+    pub fn send_reply(&self, id: u32, result: Result<Vec<u8>, ErrorCode>) -> Result<(), TransportError> {
+        let reply = match result {
+            Ok(body) => Packet::reply(id, ErrorCode::NONE, body),
+            Err(code) => Packet::reply(id, code, Vec::new()),
+        };
+        self.writer.write_packet(&reply)
     }
 
     /// Closes the connection (the reader then sees it end).
@@ -103,7 +128,12 @@ pub fn serve(conn: SocketConnection, backend: &dyn Backend) -> Result<Ended, Tra
             continue;
         };
         let guard = resumes_threads(set, cmd).then(|| session.order());
+        *session.handling.lock().unwrap_or_else(|e| e.into_inner()) = Some(packet.id);
         let result = backend.handle_command(set, cmd, &packet.body, &session);
+        if session.defer_reply().is_none() {
+            // The handler took the reply over (see `defer_reply`); its result here means nothing.
+            continue;
+        }
         let reply = match result {
             Ok(body) => Packet::reply(packet.id, ErrorCode::NONE, body),
             Err(code) => {

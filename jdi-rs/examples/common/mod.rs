@@ -114,7 +114,7 @@ impl Args {
 /// The target VM, as the command line asked for it.
 pub enum Target {
     Attach(String),
-    Launch(LaunchOptions),
+    Launch(Box<LaunchOptions>),
 }
 
 impl Target {
@@ -141,7 +141,7 @@ impl Target {
                 if let Some(lib) = args.value("--agentpath") {
                     opts = opts.agent_path(lib);
                 }
-                Ok(Target::Launch(opts))
+                Ok(Target::Launch(Box::new(opts)))
             }
         }
     }
@@ -203,7 +203,8 @@ impl Session {
             None => {
                 let req = self.vm.enable_request(&EventRequest::class_prepare(class)).await?;
                 self.vm.resume().await?;
-                let set = self.wait_for(|e| matches!(e, Event::ClassPrepare { .. }) && e.request() == Some(req)).await?;
+                let set =
+                    self.wait_for(|e| matches!(e, Event::ClassPrepare { .. }) && e.request() == Some(req)).await?;
                 self.vm.disable_request(req).await?;
                 let Some(Event::ClassPrepare { ref_type_tag, type_id, .. }) =
                     set.events.iter().find(|e| e.request() == Some(req)).cloned()

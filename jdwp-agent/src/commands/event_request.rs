@@ -1,66 +1,63 @@
 //! `EventRequest` (command set 15): requests in the table, and the JVMTI state behind them
-//! (breakpoints set, events enabled) kept in step with it.
+//! (breakpoints, field watches, steps, enabled events) kept in step with it.
+//!
+//! All changes to that JVMTI state happen under [`crate::events::setup`], on agent threads: here
+//! (the session thread) and in [`forget_requests`] (also run by the event helper for requests a
+//! count expired).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use jdwp_protocol::commands::event_request::*;
-use jdwp_protocol::{ErrorCode, EventKind, Location};
+use jdwp_protocol::{ErrorCode, EventKind, FieldId, Location};
+use jni_sys::{jclass, jfieldID, jmethodID};
 
 use crate::agent::{Agent, lock};
 use crate::dispatch::Entry;
+use crate::events::breakpoints::{self, Watch};
 use crate::events::filter::Request;
+use crate::events::{entry, modes, unload};
 use crate::jni::Jni;
-use crate::jvmti::sys::{self, jvmtiEvent};
+use crate::jvmti::sys::jthread;
 use jdwp_protocol::commands as c;
 
-/// How many requests use each breakpoint location (JVMTI allows one breakpoint per location).
-static BREAKPOINTS: Mutex<Option<HashMap<(usize, i64), u32>>> = Mutex::new(None);
-
-/// The JVMTI event behind a request kind, for the kinds this agent implements.
-fn jvmti_event(kind: EventKind) -> Option<jvmtiEvent> {
-    Some(match kind {
-        EventKind::Breakpoint => sys::JVMTI_EVENT_BREAKPOINT,
-        EventKind::ClassPrepare => sys::JVMTI_EVENT_CLASS_PREPARE,
-        EventKind::ThreadStart => sys::JVMTI_EVENT_THREAD_START,
-        EventKind::ThreadDeath => sys::JVMTI_EVENT_THREAD_END,
-        // Always on: the automatic VM death event needs it.
-        EventKind::VmDeath => return None,
-        _ => return None,
-    })
+/// What a request set up in JVMTI, to be undone exactly when it goes.
+#[derive(Debug, Clone, Copy)]
+enum Installed {
+    Breakpoint(usize, i64),
+    Watch(Watch, u64, usize),
+    Step,
 }
 
-fn implemented(kind: EventKind) -> bool {
-    matches!(
+/// Request ID → what it installed. Changed under the setup lock.
+static INSTALLED: Mutex<Option<HashMap<i32, Installed>>> = Mutex::new(None);
+
+/// Field IDs named by watchpoint requests → their `jfieldID`s, for the `FieldOnly` filter (read by
+/// event threads). Entries stay: field IDs are never reused.
+static WATCHED_FIELDS: Mutex<Option<HashMap<u64, usize>>> = Mutex::new(None);
+
+/// The `jfieldID` of a field some watchpoint request named.
+pub fn watched_field(field: FieldId) -> Option<usize> {
+    lock(&WATCHED_FIELDS).as_ref().and_then(|m| m.get(&field.0).copied())
+}
+
+/// Whether events of this kind are ever reported. `FramePop`, `ExceptionCatch`, `ClassLoad` and
+/// `UserDefined` have no event layout in JDWP (HotSpot's agent accepts them and never reports
+/// them); `VmDisconnected` is the debugger's own.
+fn reported(kind: EventKind) -> bool {
+    !matches!(
         kind,
-        EventKind::Breakpoint
-            | EventKind::ClassPrepare
-            | EventKind::ThreadStart
-            | EventKind::ThreadDeath
-            | EventKind::VmDeath
+        EventKind::FramePop
+            | EventKind::ExceptionCatch
+            | EventKind::ClassLoad
+            | EventKind::UserDefined
+            | EventKind::VmDisconnected
     )
 }
 
-/// Enables a kind's JVMTI event exactly while some request needs it: idle costs nothing.
-fn sync_event(agent: &Agent, kind: EventKind) {
-    if let Some(event) = jvmti_event(kind) {
-        let wanted = lock(&agent.requests).wants(kind);
-        if let Err(e) = agent.jvmti.set_event_notification_mode(wanted, event, std::ptr::null_mut()) {
-            tracing::warn!(?kind, %e, "could not change an event's notification mode");
-        }
-    }
-}
-
 /// Checks a breakpoint location and returns its method and index.
-fn breakpoint_target(agent: &Agent, jni: Jni, loc: &Location) -> Result<(jni_sys::jmethodID, i64), ErrorCode> {
-    let class = agent.class(jni, loc.class_id.into())?;
-    let method = agent.method(loc.method_id)?;
-    let declaring = agent.jvmti.get_method_declaring_class(method)?;
-    let same = jni.is_same_object(class, declaring);
-    jni.delete_local_ref(declaring);
-    if !same {
-        return Err(ErrorCode::INVALID_METHODID);
-    }
+fn breakpoint_target(agent: &Agent, jni: Jni, loc: &Location) -> Result<(jmethodID, i64), ErrorCode> {
+    let method = location_method(agent, jni, loc)?;
     let (start, end) = agent.jvmti.get_method_location(method).map_err(|_| ErrorCode::INVALID_LOCATION)?;
     let index = i64::try_from(loc.index).map_err(|_| ErrorCode::INVALID_LOCATION)?;
     if index < start || index > end {
@@ -69,13 +66,31 @@ fn breakpoint_target(agent: &Agent, jni: Jni, loc: &Location) -> Result<(jni_sys
     Ok((method, index))
 }
 
-pub fn set(agent: &Agent, cmd: Set) -> Result<SetReply, ErrorCode> {
-    if !implemented(cmd.event_kind) {
-        return Err(ErrorCode::NOT_IMPLEMENTED);
+/// Checks a location's class and method (the method must be the class's own).
+fn location_method(agent: &Agent, jni: Jni, loc: &Location) -> Result<jmethodID, ErrorCode> {
+    let class = agent.class(jni, loc.class_id.into())?;
+    let method = agent.method(loc.method_id)?;
+    let declaring = agent.jvmti.get_method_declaring_class(method)?;
+    let same = jni.is_same_object(class, declaring);
+    jni.delete_local_ref(declaring);
+    if !same {
+        return Err(ErrorCode::INVALID_METHODID);
     }
-    let jni = agent.jni()?;
+    Ok(method)
+}
+
+/// What a request needs in JVMTI, resolved from its modifiers before anything is set up.
+enum Plan {
+    Nothing,
+    Breakpoint(jmethodID, i64),
+    Watch(Watch, jclass, u64, FieldId, jfieldID),
+    Step(jthread),
+}
+
+fn plan(agent: &Agent, jni: Jni, cmd: &Set) -> Result<Plan, ErrorCode> {
+    let kind = cmd.event_kind;
+    let mut plan = Plan::Nothing;
     // Check everything the modifiers name before anything is set up.
-    let mut breakpoint = None;
     for m in &cmd.modifiers {
         match m {
             Modifier::ThreadOnly { thread } => {
@@ -87,80 +102,171 @@ pub fn set(agent: &Agent, cmd: Set) -> Result<SetReply, ErrorCode> {
             Modifier::InstanceOnly { instance } if !instance.is_null() => {
                 agent.non_null_object(jni, *instance)?;
             }
-            Modifier::LocationOnly { loc } if cmd.event_kind == EventKind::Breakpoint => {
-                breakpoint = Some(breakpoint_target(agent, jni, loc)?);
+            Modifier::LocationOnly { loc } if kind == EventKind::Breakpoint => {
+                let (method, index) = breakpoint_target(agent, jni, loc)?;
+                if matches!(plan, Plan::Nothing) {
+                    plan = Plan::Breakpoint(method, index);
+                }
+            }
+            Modifier::LocationOnly { loc } => {
+                location_method(agent, jni, loc)?;
+            }
+            Modifier::ExceptionOnly { exception_or_null, .. } if !exception_or_null.is_null() => {
+                agent.class(jni, *exception_or_null)?;
+            }
+            Modifier::FieldOnly { declaring, field_id } => {
+                let class = agent.class(jni, *declaring)?;
+                let field = agent.field(*field_id)?;
+                let watch = match kind {
+                    EventKind::FieldAccess => Some(Watch::Access),
+                    EventKind::FieldModification => Some(Watch::Modification),
+                    _ => None,
+                };
+                if let (Some(watch), Plan::Nothing) = (watch, &plan) {
+                    plan = Plan::Watch(watch, class, declaring.0, *field_id, field.jfield());
+                }
+            }
+            Modifier::Step { thread, .. } => {
+                let t = agent.thread(jni, *thread)?;
+                if matches!(plan, Plan::Nothing) {
+                    plan = Plan::Step(t);
+                }
             }
             _ => {}
         }
     }
-    if cmd.event_kind == EventKind::Breakpoint && breakpoint.is_none() {
-        return Err(ErrorCode::INVALID_LOCATION);
-    }
-    if let Some((method, index)) = breakpoint {
-        let first = {
-            let mut bps = lock(&BREAKPOINTS);
-            let count = bps.get_or_insert_with(HashMap::new).entry((method as usize, index)).or_insert(0);
-            *count += 1;
-            *count == 1
-        };
-        if first && let Err(e) = agent.jvmti.set_breakpoint(method, index) {
-            release_breakpoint(agent, method as usize, index);
-            return Err(e.into());
+    // A breakpoint without a location, a watchpoint without a field: the JDK's agent answers
+    // INTERNAL. (A step request without a step modifier it accepts, and it never fires.)
+    match (kind, &plan) {
+        (EventKind::Breakpoint, Plan::Breakpoint(..)) => {}
+        (EventKind::FieldAccess | EventKind::FieldModification, Plan::Watch(..)) => {}
+        (EventKind::Breakpoint | EventKind::FieldAccess | EventKind::FieldModification, _) => {
+            return Err(ErrorCode::INTERNAL);
         }
+        _ => {}
     }
-    let request = lock(&agent.requests).add(cmd.event_kind, cmd.suspend_policy, cmd.modifiers);
-    let request = match request {
-        Ok(r) => r,
-        Err(e) => {
-            if let Some((method, index)) = breakpoint {
-                release_breakpoint(agent, method as usize, index);
-            }
-            return Err(e);
-        }
-    };
-    sync_event(agent, cmd.event_kind);
+    Ok(plan)
+}
+
+/// Whether this VM can report `kind` at all (capabilities the loader may not have obtained).
+fn supported(agent: &Agent, kind: EventKind) -> bool {
+    let Ok(caps) = agent.jvmti.get_capabilities() else { return false };
+    match kind {
+        EventKind::FieldAccess => caps.can_generate_field_access_events(),
+        EventKind::FieldModification => caps.can_generate_field_modification_events(),
+        EventKind::MonitorContendedEnter
+        | EventKind::MonitorContendedEntered
+        | EventKind::MonitorWait
+        | EventKind::MonitorWaited => caps.can_generate_monitor_events(),
+        EventKind::SingleStep => caps.can_generate_single_step_events() && caps.can_generate_frame_pop_events(),
+        EventKind::MethodEntry => caps.can_generate_method_entry_events(),
+        EventKind::MethodExit | EventKind::MethodExitWithReturnValue => caps.can_generate_method_exit_events(),
+        EventKind::Exception => caps.can_generate_exception_events(),
+        EventKind::Breakpoint => caps.can_generate_breakpoint_events(),
+        _ => true,
+    }
+}
+
+pub fn set(agent: &Agent, cmd: Set) -> Result<SetReply, ErrorCode> {
+    let kind = cmd.event_kind;
+    if !reported(kind) {
+        return Err(ErrorCode::INVALID_EVENT_TYPE);
+    }
+    if !supported(agent, kind) {
+        return Err(ErrorCode::NOT_IMPLEMENTED);
+    }
+    let jni = agent.jni()?;
+    let plan = plan(agent, jni, &cmd)?;
+    let _setup = crate::events::setup();
+    let request = lock(&agent.requests).add(kind, cmd.suspend_policy, cmd.modifiers)?;
+    if let Err(e) = install(agent, jni, &request, plan) {
+        lock(&agent.requests).remove(kind, request.id);
+        uninstall(agent, jni, &request);
+        return Err(e);
+    }
+    changed(agent, jni, &[kind]);
     Ok(SetReply { request_id: request.id })
 }
 
-fn release_breakpoint(agent: &Agent, method: usize, index: i64) {
-    let last = {
-        let mut bps = lock(&BREAKPOINTS);
-        let map = bps.get_or_insert_with(HashMap::new);
-        match map.get_mut(&(method, index)) {
-            Some(count) if *count > 1 => {
-                *count -= 1;
-                false
-            }
-            Some(_) => {
-                map.remove(&(method, index));
-                true
-            }
-            None => false,
+fn install(agent: &Agent, jni: Jni, request: &Arc<Request>, plan: Plan) -> Result<(), ErrorCode> {
+    let installed = match plan {
+        Plan::Nothing => return Ok(()),
+        Plan::Breakpoint(method, index) => {
+            breakpoints::acquire(agent, method, index)?;
+            Installed::Breakpoint(method as usize, index)
+        }
+        Plan::Watch(watch, class, class_id, field_id, field) => {
+            lock(&WATCHED_FIELDS).get_or_insert_with(HashMap::new).insert(field_id.0, field as usize);
+            breakpoints::acquire_watch(agent, jni, watch, class, class_id, field)?;
+            Installed::Watch(watch, class_id, field as usize)
+        }
+        Plan::Step(thread) => {
+            // Record it first: a failed begin is undone like a finished step.
+            lock(&INSTALLED).get_or_insert_with(HashMap::new).insert(request.id, Installed::Step);
+            crate::step::begin(agent, jni, thread, request.clone())?;
+            Installed::Step
         }
     };
-    if last {
-        let _ = agent.jvmti.clear_breakpoint(method as jni_sys::jmethodID, index);
+    lock(&INSTALLED).get_or_insert_with(HashMap::new).insert(request.id, installed);
+    Ok(())
+}
+
+/// Undoes what a request installed (nothing if it installed nothing).
+fn uninstall(agent: &Agent, jni: Jni, request: &Request) {
+    let Some(installed) = lock(&INSTALLED).as_mut().and_then(|m| m.remove(&request.id)) else { return };
+    match installed {
+        Installed::Breakpoint(method, index) => breakpoints::release(agent, method as jmethodID, index),
+        Installed::Watch(watch, class_id, field) => {
+            breakpoints::release_watch(agent, jni, watch, class_id, field as jfieldID)
+        }
+        Installed::Step => crate::step::end(agent, jni, request),
     }
 }
 
-/// Undoes what requests set up (they are already out of the table, or are taken out here).
-/// Safe from any thread: no lock is held across a VM call.
-pub fn forget_requests(agent: &Agent, _jni: Jni, requests: &[Arc<Request>]) {
+/// The requests of these kinds changed: bring the trackers and the enabled events in line.
+fn changed(agent: &Agent, jni: Jni, kinds: &[EventKind]) {
+    if kinds.contains(&EventKind::MethodEntry) {
+        entry::recompute(agent, jni);
+    }
+    if kinds.contains(&EventKind::ClassUnload) {
+        unload::sync(agent, jni);
+    }
+    modes::sync(agent);
+}
+
+/// Removes requests from the table (if still there) and undoes their JVMTI state. Agent threads
+/// only: the session thread, or the event helper for requests a count expired.
+pub fn forget_requests(agent: &Agent, jni: Jni, requests: &[Arc<Request>]) {
+    if requests.is_empty() {
+        return;
+    }
+    let _setup = crate::events::setup();
     let mut kinds = Vec::new();
     for r in requests {
         lock(&agent.requests).remove(r.kind, r.id);
-        if r.kind == EventKind::Breakpoint
-            && let Some(loc) = r.location()
-        {
-            release_breakpoint(agent, loc.method_id.0 as usize, loc.index as i64);
-        }
+        uninstall(agent, jni, r);
         if !kinds.contains(&r.kind) {
             kinds.push(r.kind);
         }
     }
-    for kind in kinds {
-        sync_event(agent, kind);
-    }
+    changed(agent, jni, &kinds);
+}
+
+/// Classes were redefined, which cleared every JVMTI breakpoint in them: breakpoint requests
+/// located in them go, as with the JDK's agent (JDI deletes them too), and method entry
+/// breakpoints are set again in their new code. For the session thread, after `RedefineClasses`.
+#[allow(dead_code)] // for `VirtualMachine.RedefineClasses`, which does not call it yet
+pub fn classes_redefined(agent: &Agent, jni: Jni, classes: &[jclass]) {
+    let ids: Vec<u64> = classes.iter().filter_map(|&c| agent.jvmti.get_tag(c).ok()).map(|t| t as u64).collect();
+    let doomed: Vec<Arc<Request>> = lock(&agent.requests)
+        .of_kind(EventKind::Breakpoint)
+        .into_iter()
+        .filter(|r| r.location().is_some_and(|l| ids.contains(&l.class_id.0)))
+        .collect();
+    forget_requests(agent, jni, &doomed);
+    let _setup = crate::events::setup();
+    entry::classes_redefined(agent, jni, classes);
+    modes::sync(agent);
 }
 
 pub fn clear(agent: &Agent, cmd: Clear) -> Result<ClearReply, ErrorCode> {

@@ -1,8 +1,16 @@
 //! Command handlers, one module per command set, and the dispatch table that routes to them.
 //! Commands not in the table answer `NOT_IMPLEMENTED` (see spec-notes' coverage table).
 
+pub mod array_reference;
+pub mod array_type;
+pub mod class_loader_reference;
+pub mod class_object_reference;
+pub mod class_type;
 pub mod event_request;
+pub mod interface_type;
+mod heap;
 pub mod method;
+pub mod module_reference;
 pub mod object_reference;
 pub mod reference_type;
 pub mod stack_frame;
@@ -25,6 +33,13 @@ pub static TABLES: &[&[Entry<Agent>]] = &[
     thread_reference::TABLE,
     stack_frame::TABLE,
     event_request::TABLE,
+    array_type::TABLE,
+    array_reference::TABLE,
+    class_loader_reference::TABLE,
+    class_object_reference::TABLE,
+    module_reference::TABLE,
+    class_type::TABLE,
+    interface_type::TABLE,
 ];
 
 /// The handler of a command, if this agent implements it.

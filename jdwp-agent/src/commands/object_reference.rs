@@ -25,6 +25,61 @@ pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, Error
     Ok(GetValuesReply { values })
 }
 
+/// Writes fields of the object (static ones through their class, as the spec allows). Every value
+/// is checked before any is written, so a refused command changes nothing. Final fields are
+/// written like the others, as the JDK's agent does (refusing them is the debugger's choice).
+pub fn set_values(agent: &Agent, cmd: SetValues) -> Result<SetValuesReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let obj = agent.non_null_object(jni, cmd.object)?;
+    let mut writes = Vec::with_capacity(cmd.values.len());
+    for fv in &cmd.values {
+        let field = agent.field(fv.field_id)?;
+        // A member of the object's class or of one of its supertypes.
+        if !jni.is_instance_of(obj, field.class.0) {
+            return Err(ErrorCode::INVALID_FIELDID);
+        }
+        let value = crate::values::checked_jvalue(agent, jni, &field.signature, field.class.0, &fv.value)?;
+        writes.push((field, value));
+    }
+    for (field, value) in writes {
+        crate::values::write_field(jni, obj, &field, value)?;
+    }
+    Ok(SetValuesReply {})
+}
+
+/// The owner, entry count and waiters of the object's monitor. Waiters are the threads waiting to
+/// enter it and those in `Object.wait` on it (JVMTI splits them differently across versions).
+pub fn monitor_info(agent: &Agent, cmd: MonitorInfo) -> Result<MonitorInfoReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let obj = agent.non_null_object(jni, cmd.object)?;
+    let usage = agent.jvmti.get_object_monitor_usage(obj)?;
+    let owner = agent.thread_id(jni, usage.owner)?;
+    let mut waiters: Vec<jdwp_protocol::ThreadId> = Vec::new();
+    for &t in usage.waiters.iter().chain(usage.notify_waiters.iter()) {
+        let id = agent.thread_id(jni, t)?;
+        if !waiters.contains(&id) {
+            waiters.push(id);
+        }
+    }
+    Ok(MonitorInfoReply { owner, entry_count: usage.entry_count, waiters })
+}
+
+/// Live objects that refer to this one directly (up to `max_referrers`; 0 for all).
+pub fn referring_objects(agent: &Agent, cmd: ReferringObjects) -> Result<ReferringObjectsReply, ErrorCode> {
+    if cmd.max_referrers < 0 {
+        return Err(ErrorCode::ILLEGAL_ARGUMENT);
+    }
+    let jni = agent.jni()?;
+    let obj = agent.non_null_object(jni, cmd.object)?;
+    let referrers = super::heap::referrers(agent, obj, cmd.max_referrers)?;
+    let mut referring_objects = Vec::with_capacity(referrers.len());
+    for r in referrers {
+        referring_objects.push(agent.tagged_object(jni, r)?);
+        jni.delete_local_ref(r);
+    }
+    Ok(ReferringObjectsReply { referring_objects })
+}
+
 pub fn disable_collection(agent: &Agent, cmd: DisableCollection) -> Result<DisableCollectionReply, ErrorCode> {
     agent.pin(agent.jni()?, cmd.object)?;
     Ok(DisableCollectionReply {})
@@ -53,8 +108,18 @@ pub fn string_value(agent: &Agent, cmd: ValueCmd) -> Result<ValueReply, ErrorCod
 pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::object_reference::ReferenceType => reference_type,
     c::object_reference::GetValues => get_values,
+    c::object_reference::SetValues => set_values,
+    c::object_reference::MonitorInfo => monitor_info,
     c::object_reference::DisableCollection => disable_collection,
     c::object_reference::EnableCollection => enable_collection,
     c::object_reference::IsCollected => is_collected,
+    c::object_reference::ReferringObjects => referring_objects,
+    c::object_reference::InvokeMethod => invoke_method,
     c::string_reference::ValueCmd => string_value,
 );
+
+/// `InvokeMethod`: queues the call (see [`crate::invoke`]); the reply comes once the method returns.
+pub fn invoke_method(agent: &Agent, cmd: InvokeMethod) -> Result<InvokeMethodReply, ErrorCode> {
+    crate::invoke::invoke_instance(agent, &cmd)?;
+    Err(crate::invoke::DEFERRED)
+}

@@ -1,8 +1,10 @@
 //! `ReferenceType` (command set 2), and `ClassType.Superclass`.
 
-use jdwp_protocol::commands::class_type::{Superclass, SuperclassReply};
+use jdwp_protocol::commands::class_type::{
+    SetValues as SetStaticValues, SetValuesReply as SetStaticValuesReply, Superclass, SuperclassReply,
+};
 use jdwp_protocol::commands::reference_type::*;
-use jdwp_protocol::{ClassId, ErrorCode, InterfaceId, ReferenceTypeId, modifiers};
+use jdwp_protocol::{ClassId, ClassObjectId, ErrorCode, InterfaceId, ModuleId, ReferenceTypeId, modifiers};
 use jni_sys::jclass;
 
 use crate::agent::Agent;
@@ -150,6 +152,110 @@ pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, Error
     Ok(GetValuesReply { values })
 }
 
+/// Types nested in this one: the loaded types its loader knows whose names extend this type's name
+/// with `$Name` (member, local and anonymous-with-a-name classes, not anonymous ones, and not
+/// types nested deeper), as the JDK's agent lists them.
+pub fn nested_types(agent: &Agent, cmd: NestedTypes) -> Result<NestedTypesReply, ErrorCode> {
+    let (jni, c) = class(agent, cmd.ref_type)?;
+    let outer = agent.jvmti.get_class_signature(c)?.0;
+    let loader = agent.jvmti.get_class_loader(c)?;
+    let candidates = agent.jvmti.get_class_loader_classes(loader)?;
+    let mut classes = Vec::new();
+    for &candidate in candidates.iter() {
+        let nested = agent.jvmti.get_class_signature(candidate).is_ok_and(|(sig, _)| is_nested_signature(&outer, &sig));
+        if nested {
+            classes.push(NestedTypeInfo {
+                ref_type_tag: super::type_tag(agent, candidate)?,
+                type_id: agent.class_id(jni, candidate)?,
+            });
+        }
+        jni.delete_local_ref(candidate);
+    }
+    Ok(NestedTypesReply { classes })
+}
+
+/// Whether `inner` (a type signature) names a type nested directly in the class `outer`:
+/// `LOuter$Name;` or `LOuter$1Name;` (a local class), not `LOuter$1;` (anonymous) nor
+/// `LOuter$Name$Deeper;`. `#` separates like `$` (as in the JDK's agent).
+pub fn is_nested_signature(outer: &str, inner: &str) -> bool {
+    let Some(outer_name) = outer.strip_prefix('L').and_then(|o| o.strip_suffix(';')) else { return false };
+    let Some(rest) = inner.strip_prefix('L').and_then(|i| i.strip_prefix(outer_name)) else { return false };
+    let Some(sep) = rest.chars().next().filter(|c| matches!(c, '$' | '#')) else { return false };
+    let Some(name) = rest[1..].strip_suffix(';') else { return false };
+    let name = name.trim_start_matches(|c: char| c.is_ascii_digit());
+    !name.is_empty() && !name.contains(sep)
+}
+
+/// The `java.lang.Class` object of the type: its ID is the type's ID.
+pub fn class_object(agent: &Agent, cmd: ClassObject) -> Result<ClassObjectReply, ErrorCode> {
+    let (jni, c) = class(agent, cmd.ref_type)?;
+    Ok(ClassObjectReply { class_object: ClassObjectId(agent.object_id(jni, c)?.0) })
+}
+
+pub fn source_debug_extension(
+    agent: &Agent,
+    cmd: SourceDebugExtension,
+) -> Result<SourceDebugExtensionReply, ErrorCode> {
+    let (_, c) = class(agent, cmd.ref_type)?;
+    Ok(SourceDebugExtensionReply { extension: agent.jvmti.get_source_debug_extension(c)? })
+}
+
+/// Instances of exactly this type (up to `max_instances`; 0 for all), garbage not yet collected
+/// included, as with the JDK's agent.
+pub fn instances(agent: &Agent, cmd: Instances) -> Result<InstancesReply, ErrorCode> {
+    if cmd.max_instances < 0 {
+        return Err(ErrorCode::ILLEGAL_ARGUMENT);
+    }
+    let (jni, c) = class(agent, cmd.ref_type)?;
+    let found = super::heap::instances(agent, c, cmd.max_instances)?;
+    let mut instances = Vec::with_capacity(found.len());
+    for obj in found {
+        instances.push(agent.tagged_object(jni, obj)?);
+        jni.delete_local_ref(obj);
+    }
+    Ok(InstancesReply { instances })
+}
+
+/// `ABSENT_INFORMATION` for arrays and primitive types, which have no class file.
+pub fn class_file_version(agent: &Agent, cmd: ClassFileVersion) -> Result<ClassFileVersionReply, ErrorCode> {
+    let (_, c) = class(agent, cmd.ref_type)?;
+    let (minor_version, major_version) = agent.jvmti.get_class_version_numbers(c)?;
+    Ok(ClassFileVersionReply { major_version, minor_version })
+}
+
+pub fn constant_pool(agent: &Agent, cmd: ConstantPool) -> Result<ConstantPoolReply, ErrorCode> {
+    let (_, c) = class(agent, cmd.ref_type)?;
+    let (count, bytes) = agent.jvmti.get_constant_pool(c)?;
+    Ok(ConstantPoolReply { count, bytes: bytes.to_vec() })
+}
+
+/// The module of the type (an array's is its element type's).
+pub fn module(agent: &Agent, cmd: Module) -> Result<ModuleReply, ErrorCode> {
+    let (jni, c) = class(agent, cmd.ref_type)?;
+    let module = super::module_reference::class_module(agent, jni, c)?;
+    Ok(ModuleReply { module: ModuleId(agent.object_id(jni, module)?.0) })
+}
+
+/// `ClassType.SetValues`: writes static fields of the class or its supertypes. Every value is
+/// checked before any is written; final fields are written like the others, as the JDK's agent
+/// does.
+pub fn set_static_values(agent: &Agent, cmd: SetStaticValues) -> Result<SetStaticValuesReply, ErrorCode> {
+    let (jni, c) = class(agent, cmd.clazz.into())?;
+    let mut writes = Vec::with_capacity(cmd.values.len());
+    for fv in &cmd.values {
+        let field = agent.field(fv.field_id)?;
+        if !field.is_static || !jni.is_assignable_from(c, field.class.0) {
+            return Err(ErrorCode::INVALID_FIELDID);
+        }
+        let value = crate::values::checked_jvalue(agent, jni, &field.signature, field.class.0, &fv.value)?;
+        writes.push((field, value));
+    }
+    for (field, value) in writes {
+        crate::values::write_static(jni, &field, value)?;
+    }
+    Ok(SetStaticValuesReply {})
+}
+
 /// This module's commands.
 pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::reference_type::Signature => signature,
@@ -159,10 +265,40 @@ pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::reference_type::Methods => methods,
     c::reference_type::GetValues => get_values,
     c::reference_type::SourceFile => source_file,
+    c::reference_type::NestedTypes => nested_types,
     c::reference_type::Status => status,
     c::reference_type::Interfaces => interfaces,
+    c::reference_type::ClassObject => class_object,
+    c::reference_type::SourceDebugExtension => source_debug_extension,
     c::reference_type::SignatureWithGeneric => signature_with_generic,
     c::reference_type::FieldsWithGeneric => fields_with_generic,
     c::reference_type::MethodsWithGeneric => methods_with_generic,
+    c::reference_type::Instances => instances,
+    c::reference_type::ClassFileVersion => class_file_version,
+    c::reference_type::ConstantPool => constant_pool,
+    c::reference_type::Module => module,
     c::class_type::Superclass => superclass,
+    c::class_type::SetValues => set_static_values,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::is_nested_signature;
+
+    #[test]
+    fn nested_types_are_direct_and_named() {
+        let outer = "LShapes;";
+        assert!(is_nested_signature(outer, "LShapes$Circle;"));
+        assert!(is_nested_signature(outer, "LShapes$1Local;"), "a local class");
+        assert!(is_nested_signature(outer, "LShapes#Odd;"));
+        assert!(!is_nested_signature(outer, "LShapes$1;"), "anonymous");
+        assert!(!is_nested_signature(outer, "LShapes$Circle$Deeper;"), "nested deeper");
+        assert!(!is_nested_signature(outer, "LShapes$$Lambda$14.0x0000000800c03000;"));
+        assert!(!is_nested_signature(outer, "LShapes;"));
+        assert!(!is_nested_signature(outer, "LShapesAndMore$X;"));
+        assert!(!is_nested_signature(outer, "[LShapes$Circle;"));
+        assert!(!is_nested_signature(outer, "LShapes$;"));
+        assert!(is_nested_signature("Lp/Outer;", "Lp/Outer$In;"));
+        assert!(!is_nested_signature("[I", "[I$X;"));
+    }
+}

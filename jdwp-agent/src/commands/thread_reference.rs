@@ -2,7 +2,7 @@
 
 use jdwp_protocol::commands::thread_group_reference as tg;
 use jdwp_protocol::commands::thread_reference::*;
-use jdwp_protocol::{ErrorCode, ThreadGroupId, ThreadId, ThreadStatus, suspend_status};
+use jdwp_protocol::{ErrorCode, ThreadGroupId, ThreadId, ThreadStatus, Value, suspend_status};
 
 use crate::agent::{Agent, JvmtiSuspend, lock};
 use crate::dispatch::Entry;
@@ -110,6 +110,95 @@ pub fn frames(agent: &Agent, cmd: Frames) -> Result<FramesReply, ErrorCode> {
     Ok(FramesReply { frames })
 }
 
+pub fn owned_monitors(agent: &Agent, cmd: OwnedMonitors) -> Result<OwnedMonitorsReply, ErrorCode> {
+    let (jni, t) = suspended(agent, cmd.thread)?;
+    let monitors = agent.jvmti.get_owned_monitor_info(t)?;
+    let mut owned = Vec::with_capacity(monitors.len());
+    for &m in monitors.iter() {
+        owned.push(agent.tagged_object(jni, m)?);
+    }
+    Ok(OwnedMonitorsReply { owned })
+}
+
+/// The monitor the thread waits to enter, or (in `Object.wait`) to be notified on.
+pub fn current_contended_monitor(
+    agent: &Agent,
+    cmd: CurrentContendedMonitor,
+) -> Result<CurrentContendedMonitorReply, ErrorCode> {
+    let (jni, t) = suspended(agent, cmd.thread)?;
+    let monitor = agent.jvmti.get_current_contended_monitor(t)?.unwrap_or(std::ptr::null_mut());
+    Ok(CurrentContendedMonitorReply { monitor: agent.tagged_object(jni, monitor)? })
+}
+
+pub fn owned_monitors_stack_depth_info(
+    agent: &Agent,
+    cmd: OwnedMonitorsStackDepthInfo,
+) -> Result<OwnedMonitorsStackDepthInfoReply, ErrorCode> {
+    let (jni, t) = suspended(agent, cmd.thread)?;
+    let infos = agent.jvmti.get_owned_monitor_stack_depth_info(t)?;
+    let mut owned = Vec::with_capacity(infos.len());
+    for info in infos.iter() {
+        owned.push(MonitorStackDepth {
+            monitor: agent.tagged_object(jni, info.monitor)?,
+            stack_depth: info.stack_depth,
+        });
+    }
+    Ok(OwnedMonitorsStackDepthInfoReply { owned })
+}
+
+/// Throws `throwable` in the thread. It must be a `Throwable`: the VM would take anything and
+/// later fail to handle it.
+pub fn stop(agent: &Agent, cmd: Stop) -> Result<StopReply, ErrorCode> {
+    let (jni, t) = thread(agent, cmd.thread)?;
+    let throwable = agent.non_null_object(jni, cmd.throwable)?;
+    if !jni.is_instance_of(throwable, agent.known()?.throwable.0) {
+        return Err(ErrorCode::INVALID_OBJECT);
+    }
+    agent.jvmti.stop_thread(t, throwable)?;
+    Ok(StopReply {})
+}
+
+pub fn interrupt(agent: &Agent, cmd: Interrupt) -> Result<InterruptReply, ErrorCode> {
+    let (_, t) = thread(agent, cmd.thread)?;
+    agent.jvmti.interrupt_thread(t)?;
+    Ok(InterruptReply {})
+}
+
+/// Makes the current frame return `value` as soon as the thread runs, without running the rest of
+/// the method. The value must have the method's return type exactly (`TYPE_MISMATCH` otherwise:
+/// unlike the JDK's agent, which leaves a mismatch to chance, JDK-7199837).
+pub fn force_early_return(agent: &Agent, cmd: ForceEarlyReturn) -> Result<ForceEarlyReturnReply, ErrorCode> {
+    let (jni, t) = suspended(agent, cmd.thread)?;
+    if !agent.jvmti.get_capabilities()?.can_force_early_return() {
+        return Err(ErrorCode::NOT_IMPLEMENTED);
+    }
+    let (method, _) = agent.jvmti.get_frame_location(t, 0)?;
+    if agent.jvmti.is_method_native(method)? {
+        return Err(ErrorCode::OPAQUE_FRAME);
+    }
+    let signature = agent.jvmti.get_method_name(method)?.signature;
+    let returns = signature.rsplit_once(')').map(|(_, r)| r).ok_or(ErrorCode::INVALID_METHODID)?;
+    let declaring = agent.jvmti.get_method_declaring_class(method)?;
+    let value = crate::values::checked_jvalue(agent, jni, returns, declaring, &cmd.value)?;
+    let jvmti = agent.jvmti;
+    // SAFETY (all arms): `checked_jvalue` filled the member that the value's own type names.
+    unsafe {
+        match cmd.value {
+            Value::Void => jvmti.force_early_return_void(t),
+            Value::Boolean(_) => jvmti.force_early_return_int(t, i32::from(value.z)),
+            Value::Byte(_) => jvmti.force_early_return_int(t, i32::from(value.b)),
+            Value::Char(_) => jvmti.force_early_return_int(t, i32::from(value.c)),
+            Value::Short(_) => jvmti.force_early_return_int(t, i32::from(value.s)),
+            Value::Int(_) => jvmti.force_early_return_int(t, value.i),
+            Value::Long(_) => jvmti.force_early_return_long(t, value.j),
+            Value::Float(_) => jvmti.force_early_return_float(t, value.f),
+            Value::Double(_) => jvmti.force_early_return_double(t, value.d),
+            Value::Object(..) => jvmti.force_early_return_object(t, value.l),
+        }
+    }?;
+    Ok(ForceEarlyReturnReply {})
+}
+
 pub fn group_name(agent: &Agent, cmd: tg::Name) -> Result<tg::NameReply, ErrorCode> {
     let jni = agent.jni()?;
     let g = agent.non_null_object(jni, cmd.group.into()).map_err(|_| ErrorCode::INVALID_THREAD_GROUP)?;
@@ -149,7 +238,13 @@ pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::thread_reference::ThreadGroup => thread_group,
     c::thread_reference::Frames => frames,
     c::thread_reference::FrameCount => frame_count,
+    c::thread_reference::OwnedMonitors => owned_monitors,
+    c::thread_reference::CurrentContendedMonitor => current_contended_monitor,
+    c::thread_reference::Stop => stop,
+    c::thread_reference::Interrupt => interrupt,
     c::thread_reference::SuspendCount => suspend_count,
+    c::thread_reference::OwnedMonitorsStackDepthInfo => owned_monitors_stack_depth_info,
+    c::thread_reference::ForceEarlyReturn => force_early_return,
     c::thread_group_reference::Name => group_name,
     c::thread_group_reference::Parent => group_parent,
     c::thread_group_reference::Children => group_children,

@@ -1,7 +1,7 @@
 //! `VirtualMachine` (command set 1).
 
 use jdwp_protocol::commands::virtual_machine::*;
-use jdwp_protocol::{ErrorCode, ThreadGroupId};
+use jdwp_protocol::{ErrorCode, ModuleId, ThreadGroupId};
 
 use crate::agent::{Agent, ID_SIZES, JvmtiSuspend, lock};
 use crate::dispatch::Entry;
@@ -146,27 +146,27 @@ pub fn capabilities(agent: &Agent, _: Capabilities) -> Result<CapabilitiesReply,
 pub fn capabilities_new(agent: &Agent, _: CapabilitiesNew) -> Result<CapabilitiesNewReply, ErrorCode> {
     let caps = agent.jvmti.get_capabilities()?;
     Ok(CapabilitiesNewReply {
-        can_watch_field_modification: false,
-        can_watch_field_access: false,
+        can_watch_field_modification: caps.can_generate_field_modification_events(),
+        can_watch_field_access: caps.can_generate_field_access_events(),
         can_get_bytecodes: caps.can_get_bytecodes(),
         can_get_synthetic_attribute: caps.can_get_synthetic_attribute(),
-        can_get_owned_monitor_info: false,
-        can_get_current_contended_monitor: false,
-        can_get_monitor_info: false,
-        can_redefine_classes: false,
+        can_get_owned_monitor_info: caps.can_get_owned_monitor_info(),
+        can_get_current_contended_monitor: caps.can_get_current_contended_monitor(),
+        can_get_monitor_info: caps.can_get_monitor_info(),
+        can_redefine_classes: caps.can_redefine_classes(),
         can_add_method: false,
         can_unrestrictedly_redefine_classes: false,
-        can_pop_frames: false,
+        can_pop_frames: super::stack_frame::can_pop_frames(agent),
         can_use_instance_filters: true,
-        can_get_source_debug_extension: false,
+        can_get_source_debug_extension: caps.can_get_source_debug_extension(),
         can_request_vm_death_event: true,
-        can_set_default_stratum: false,
-        can_get_instance_info: false,
-        can_request_monitor_events: false,
-        can_get_monitor_frame_info: false,
+        can_set_default_stratum: true,
+        can_get_instance_info: caps.can_tag_objects(),
+        can_request_monitor_events: caps.can_generate_monitor_events(),
+        can_get_monitor_frame_info: caps.can_get_owned_monitor_stack_depth_info(),
         can_use_source_name_filters: true,
-        can_get_constant_pool: false,
-        can_force_early_return: false,
+        can_get_constant_pool: caps.can_get_constant_pool(),
+        can_force_early_return: caps.can_force_early_return(),
         reserved22: false,
         reserved23: false,
         reserved24: false,
@@ -202,6 +202,72 @@ pub fn dispose_objects(_: &Agent, _: DisposeObjects) -> Result<DisposeObjectsRep
     Ok(DisposeObjectsReply {})
 }
 
+/// Events are queued, not sent, until `ReleaseEvents` (see [`crate::hold`]).
+pub fn hold_events(_: &Agent, _: HoldEvents) -> Result<HoldEventsReply, ErrorCode> {
+    crate::hold::hold();
+    Ok(HoldEventsReply {})
+}
+
+pub fn release_events(_: &Agent, _: ReleaseEvents) -> Result<ReleaseEventsReply, ErrorCode> {
+    crate::hold::release();
+    Ok(ReleaseEventsReply {})
+}
+
+/// Replaces classes with new class file bytes. JVMTI's refusals map to the JDWP redefinition
+/// errors (`INVALID_CLASS_FORMAT`, `SCHEMA_CHANGE_NOT_IMPLEMENTED`, ...).
+pub fn redefine_classes(agent: &Agent, cmd: RedefineClasses) -> Result<RedefineClassesReply, ErrorCode> {
+    if !agent.jvmti.get_capabilities()?.can_redefine_classes() {
+        return Err(ErrorCode::NOT_IMPLEMENTED);
+    }
+    let jni = agent.jni()?;
+    let mut definitions = Vec::with_capacity(cmd.classes.len());
+    for def in &cmd.classes {
+        definitions.push((agent.class(jni, def.ref_type)?, def.classfile.as_slice()));
+    }
+    agent.jvmti.redefine_classes(&definitions)?;
+    // HotSpot drops every breakpoint in a redefined class: forget the requests located there and
+    // set method-entry breakpoints again.
+    let classes: Vec<jni_sys::jclass> = definitions.iter().map(|(c, _)| *c).collect();
+    crate::commands::event_request::classes_redefined(agent, jni, &classes);
+    Ok(RedefineClassesReply {})
+}
+
+/// Accepted and otherwise ignored: this VM has only the Java stratum, which debuggers default to.
+pub fn set_default_stratum(_: &Agent, _: SetDefaultStratum) -> Result<SetDefaultStratumReply, ErrorCode> {
+    Ok(SetDefaultStratumReply {})
+}
+
+/// Instances of exactly each type (garbage not yet collected included, as with the JDK's agent).
+/// A type that is gone (or was never one) has none, as the JDK's agent answers.
+pub fn instance_counts(agent: &Agent, cmd: InstanceCounts) -> Result<InstanceCountsReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let mut classes = Vec::with_capacity(cmd.ref_types.len());
+    let mut present = Vec::with_capacity(cmd.ref_types.len());
+    for &t in &cmd.ref_types {
+        match agent.class(jni, t) {
+            Ok(c) => {
+                present.push(Some(classes.len()));
+                classes.push(c);
+            }
+            Err(_) => present.push(None),
+        }
+    }
+    let found = super::heap::instance_counts(agent, &classes)?;
+    let counts = present.into_iter().map(|i| i.and_then(|i| found.get(i).copied()).unwrap_or(0)).collect();
+    Ok(InstanceCountsReply { counts })
+}
+
+pub fn all_modules(agent: &Agent, _: AllModules) -> Result<AllModulesReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let list = agent.jvmti.get_all_modules()?;
+    let mut modules = Vec::with_capacity(list.len());
+    for &m in list.iter() {
+        modules.push(ModuleId(agent.object_id(jni, m)?.0));
+        jni.delete_local_ref(m);
+    }
+    Ok(AllModulesReply { modules })
+}
+
 /// This module's commands.
 pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::virtual_machine::Version => version,
@@ -218,6 +284,12 @@ pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::virtual_machine::Capabilities => capabilities,
     c::virtual_machine::ClassPaths => class_paths,
     c::virtual_machine::DisposeObjects => dispose_objects,
+    c::virtual_machine::HoldEvents => hold_events,
+    c::virtual_machine::ReleaseEvents => release_events,
     c::virtual_machine::CapabilitiesNew => capabilities_new,
+    c::virtual_machine::RedefineClasses => redefine_classes,
+    c::virtual_machine::SetDefaultStratum => set_default_stratum,
     c::virtual_machine::AllClassesWithGeneric => all_classes_with_generic,
+    c::virtual_machine::InstanceCounts => instance_counts,
+    c::virtual_machine::AllModules => all_modules,
 );

@@ -25,7 +25,8 @@ pub trait EventSubject {
     fn class_name_matches(&self, pred: &dyn Fn(&str) -> bool) -> bool;
     /// Whether the event happened at `location`.
     fn at_location(&self, location: &Location) -> bool;
-    /// Whether the active `this` is `instance` (the null ID for static methods).
+    /// Whether the event's instance is `instance`: the active `this` (watchpoints: the field's
+    /// object). Like the JDK's agent, an event without one (static code) passes any instance filter.
     fn this_is(&self, instance: ObjectId) -> bool;
     /// For exception events: whether the exception is of `class` or a subtype (null: any), and whether
     /// it is caught.
@@ -133,6 +134,35 @@ impl Request {
             Modifier::ThreadOnly { thread } | Modifier::Step { thread, .. } => Some(*thread),
             _ => None,
         })
+    }
+
+    /// The class filters that come before any `Count`: they can be judged without spending it.
+    fn class_filters_before_count(&self) -> impl Iterator<Item = &Modifier> {
+        self.modifiers().take_while(|m| !matches!(m, Modifier::Count { .. })).filter(|m| {
+            matches!(m, Modifier::ClassOnly { .. } | Modifier::ClassMatch { .. } | Modifier::ClassExclude { .. })
+        })
+    }
+
+    /// Whether the class filters before any `Count` reject every event located in the subject's
+    /// class. Stepping uses it to run through methods it could never stop in, and method entry to
+    /// find the classes whose methods can report at all.
+    pub fn class_rejects(&self, subject: &dyn EventSubject) -> bool {
+        self.class_filters_before_count().any(|m| match m {
+            Modifier::ClassOnly { clazz } => !subject.class_is_subtype_of(*clazz),
+            Modifier::ClassMatch { class_pattern } => {
+                !subject.class_name_matches(&|name| pattern_matches(class_pattern, name))
+            }
+            Modifier::ClassExclude { class_pattern } => {
+                subject.class_name_matches(&|name| pattern_matches(class_pattern, name))
+            }
+            _ => false,
+        })
+    }
+
+    /// Whether the class filters before any `Count` narrow the request to some classes (a
+    /// `ClassOnly` or `ClassMatch`; an exclusion alone leaves almost everything in).
+    pub fn has_class_scope(&self) -> bool {
+        self.class_filters_before_count().any(|m| matches!(m, Modifier::ClassOnly { .. } | Modifier::ClassMatch { .. }))
     }
 
     /// Applies the filters in order. Updates `Count` state, so call it once per event occurrence.
@@ -355,6 +385,24 @@ mod tests {
             let r = request(kind, vec![modifier.clone()]);
             assert_eq!(r.offer(&s), expected, "{kind:?} {modifier:?}");
         }
+    }
+
+    #[test]
+    fn class_rejection_uses_only_the_class_filters_before_the_count() {
+        let s = subject();
+        let matching = request(EventKind::MethodEntry, vec![Modifier::ClassMatch { class_pattern: "demo.*".into() }]);
+        assert!(!matching.class_rejects(&s) && matching.has_class_scope());
+        let other = request(EventKind::MethodEntry, vec![Modifier::ClassOnly { clazz: ReferenceTypeId(12) }]);
+        assert!(other.class_rejects(&s) && other.has_class_scope());
+        let excluded = request(EventKind::MethodEntry, vec![Modifier::ClassExclude { class_pattern: "*Main".into() }]);
+        assert!(excluded.class_rejects(&s) && !excluded.has_class_scope(), "an exclusion alone is no scope");
+        // After a count, a class filter cannot be judged ahead: the count is spent first.
+        let counted = request(
+            EventKind::MethodEntry,
+            vec![Modifier::Count { count: 2 }, Modifier::ClassMatch { class_pattern: "java.*".into() }],
+        );
+        assert!(!counted.class_rejects(&s) && !counted.has_class_scope());
+        assert!(!counted.is_expired(), "judging the class spends nothing");
     }
 
     #[test]

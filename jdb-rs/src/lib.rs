@@ -1,0 +1,181 @@
+//! jdb-rs: a jdb-compatible Java debugger on [`jdi`] (jdi-rs).
+//!
+//! It starts the way jdb does (launch `MainClass` at `run`, `-attach [host:]port`,
+//! `-listen port`), speaks jdb's commands with jdb's output formats (prompt `main[1] `, event
+//! lines such as `Breakpoint hit: "thread=main", Demo.tick(), line=50 bci=0`), and adds line
+//! editing with history and completion, colors, source lines at every stop, a `deadlocks`
+//! command, and scripted use (`-c`, `--script`, piped input, `--json`) with meaningful exit
+//! codes: 0 success, 1 a command failed, 2 usage, 3 a deadlock was found.
+//!
+//! Layout: [`cli`] parses the command line; [`session`] holds a debugging session (connection,
+//! current thread and frame, specs) and runs command lines; [`events`] turns VM events into
+//! jdb's messages; [`commands`] has one module per command family; [`expr`] lexes, parses and
+//! evaluates jdb's expressions; [`mod@format`] has jdb's output formats and [`out`] the text/JSON
+//! sink; [`repl`] is the rustyline front end, [`script`] the scripted ones. Nothing below
+//! [`repl`] needs a terminal, so sessions run the same in tests.
+
+pub mod cli;
+pub mod commands;
+pub mod events;
+pub mod expr;
+pub mod format;
+pub mod json;
+pub mod out;
+pub mod repl;
+pub mod sample;
+pub mod script;
+pub mod session;
+pub mod source;
+pub mod specs;
+
+use std::io::IsTerminal;
+
+use cli::{Cli, Options};
+use out::Out;
+use session::{Config, Session};
+
+/// Exit status for a command-line mistake.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status when `deadlocks` found one.
+pub const EXIT_DEADLOCK: i32 = 3;
+
+impl Session {
+    /// 3 if a deadlock was found, else 1 if a command failed, else 0.
+    pub fn exit_code(&self) -> i32 {
+        if self.deadlocks_found {
+            EXIT_DEADLOCK
+        } else if self.failed {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+/// Runs jdb-rs with these arguments (without the program name); returns the exit status.
+pub async fn run(args: Vec<String>) -> i32 {
+    let cli = match cli::parse(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            eprintln!();
+            eprint!("{}", cli::USAGE);
+            return EXIT_USAGE;
+        }
+    };
+    match cli {
+        Cli::Help => {
+            print!("{}", cli::USAGE);
+            0
+        }
+        Cli::Version => {
+            println!("This is jdb-rs version {} (a jdb-compatible debugger on jdi-rs)", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Cli::Deadlocks { attach, json } => deadlocks_once(&attach, json).await,
+        Cli::Debug(opts) => debug(*opts).await,
+    }
+}
+
+async fn debug(mut opts: Options) -> i32 {
+    if opts.sample {
+        match sample::prepare() {
+            Ok(s) => {
+                opts.classpath = Some(s.classpath);
+                opts.sourcepath = opts.sourcepath.or(Some(s.sourcepath));
+                opts.connect = cli::Connect::Launch { main: Some("Demo".into()), args: Vec::new() };
+            }
+            Err(e) => {
+                eprintln!("jdb-rs: {e}");
+                return 1;
+            }
+        }
+    }
+    let scripted = opts.commands.is_some() || opts.script.is_some();
+    let stdin_tty = std::io::stdin().is_terminal();
+    let stdout_tty = std::io::stdout().is_terminal();
+    let interactive = !scripted && stdin_tty;
+    let color = stdout_tty && !opts.no_color && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let out = Out::stdout(opts.json, color, !scripted);
+    let script_lines = match &opts.script {
+        Some(path) => match std::fs::read_to_string(path) {
+            Ok(text) => Some(text.lines().map(String::from).collect::<Vec<_>>()),
+            Err(e) => {
+                eprintln!("jdb-rs: cannot read {}: {e}", path.display());
+                return EXIT_USAGE;
+            }
+        },
+        None => opts.commands.clone(),
+    };
+    let mut session = Session::new(&opts, out.clone(), Config { interactive, timeout: opts.timeout });
+    if let Err(e) = session.startup(opts.launch_now).await {
+        out.error(e);
+        out.finish_record("startup");
+        out.flush();
+        return 1;
+    }
+    if out.finish_command_failed_silently() {
+        session.failed = true;
+    }
+    out.finish_record("startup");
+    match script_lines {
+        Some(lines) => script::run_commands(&mut session, &lines).await,
+        None if interactive => {
+            if !repl::run(&mut session).await {
+                script::run_stdin(&mut session).await;
+            }
+        }
+        None => script::run_stdin(&mut session).await,
+    }
+    session.detach().await;
+    out.flush();
+    session.exit_code()
+}
+
+/// `jdb-rs deadlocks --attach ADDR [--json]`.
+async fn deadlocks_once(address: &str, json: bool) -> i32 {
+    let vm = match jdi::attach(address, Some(session::CONNECT_TIMEOUT)).await {
+        Ok(vm) => vm,
+        Err(e) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"type": "error", "error": format!("Unable to attach to {address}: {e}")})
+                );
+            } else {
+                eprintln!("jdb-rs: Unable to attach to {address}: {e}");
+            }
+            return 1;
+        }
+    };
+    let found = jdi::deadlock::find_deadlocks(&vm).await;
+    let _ = vm.dispose().await;
+    match found {
+        Ok(found) => {
+            if json {
+                println!(
+                    "{}",
+                    serde_json::json!({"type": "deadlocks", "count": found.len(), "deadlocks": json::deadlocks(&found)})
+                );
+            } else {
+                for d in &found {
+                    println!("{d}");
+                }
+                if found.is_empty() {
+                    println!("No deadlock found.");
+                } else {
+                    println!("Found {} deadlock(s).", found.len());
+                }
+            }
+            if found.is_empty() { 0 } else { EXIT_DEADLOCK }
+        }
+        Err(e) => {
+            if json {
+                println!("{}", serde_json::json!({"type": "error", "error": e.to_string()}));
+            } else {
+                eprintln!("jdb-rs: {e}");
+            }
+            1
+        }
+    }
+}

@@ -1,0 +1,434 @@
+//! A debugging session: the connection, what the user is looking at (current thread and frame,
+//! thread group), the breakpoint/catch/watch specs, and the loop that runs one command line.
+//!
+//! Everything here talks to a [`Out`] and never to a terminal, so sessions run the same from the
+//! REPL, from scripts and in tests. Commands that let the VM run (`run`, `cont`, steps) wait for
+//! the next stop (or the VM's end) before they return; while one waits, an interactive session
+//! can be interrupted with Ctrl-C and goes back to the prompt with the VM running.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use jdi::{
+    EventQueue, EventRequest, Process, RequestHandle, StackFrame, ThreadGroupReference, ThreadReference, VirtualMachine,
+};
+use tokio::io::AsyncReadExt;
+
+use crate::cli::{Connect, Options};
+use crate::out::Out;
+use crate::source::SourcePath;
+use crate::specs::Spec;
+
+/// How long connecting and the first VM events may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How a session was started and how it presents itself.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// A person at a terminal: Ctrl-C interrupts waits.
+    pub interactive: bool,
+    /// In scripts: how long a command may wait for the next stop.
+    pub timeout: Option<Duration>,
+}
+
+/// What the REPL's completer knows, refreshed at every stop.
+#[derive(Default, Clone)]
+pub struct Completions {
+    pub classes: Vec<String>,
+    pub locals: Vec<String>,
+    pub members: Vec<String>,
+    pub vm: Option<VirtualMachine>,
+}
+
+/// A live connection.
+pub struct Conn {
+    pub vm: VirtualMachine,
+    pub events: EventQueue,
+    pub process: Option<Process>,
+    pub launched: bool,
+    /// The tasks copying the launched JVM's output.
+    pub forwarders: Vec<tokio::task::JoinHandle<()>>,
+}
+
+/// What to launch at `run`.
+#[derive(Debug, Clone, Default)]
+pub struct LaunchSpec {
+    pub main: Option<String>,
+    pub args: Vec<String>,
+    pub classpath: Option<String>,
+    pub jvm_options: Vec<String>,
+    pub agent: Option<std::path::PathBuf>,
+}
+
+/// The result of one command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    Continue,
+    /// `exit`/`quit`, or the VM ended.
+    Quit,
+}
+
+/// How a wait for the next stop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Waited {
+    Stopped,
+    /// The VM exited or disconnected.
+    Ended,
+    /// Ctrl-C (the VM runs on).
+    Interrupted,
+    TimedOut,
+}
+
+pub struct Session {
+    pub out: Out,
+    pub cfg: Config,
+    pub(crate) connect: Connect,
+    pub(crate) launch: LaunchSpec,
+    pub(crate) conn: Option<Conn>,
+    pub(crate) specs: Vec<Spec>,
+    pub(crate) current: Option<ThreadReference>,
+    pub(crate) frame_index: i32,
+    pub(crate) group: Option<ThreadGroupReference>,
+    pub(crate) excludes: Vec<String>,
+    pub(crate) sources: SourcePath,
+    /// Whether the source path was given (else it becomes the VM's class path on connect).
+    pub(crate) sourcepath_given: bool,
+    pub(crate) monitors: Vec<(u32, String)>,
+    pub(crate) monitor_count: u32,
+    pub(crate) trace_command: Option<String>,
+    pub(crate) trace_requests: Vec<RequestHandle>,
+    pub(crate) at_exit_method: Option<jdi::Method>,
+    pub(crate) last_line: Option<String>,
+    pub(crate) repeat: bool,
+    /// Some command failed (exit status 1).
+    pub failed: bool,
+    /// `deadlocks` found one (exit status 3).
+    pub deadlocks_found: bool,
+    /// The VM is gone; the session is over.
+    pub ended: bool,
+    /// Stop at the VM start event (attach and listen do, `run` does not).
+    pub(crate) stop_on_vm_start: bool,
+    pub completions: Arc<Mutex<Completions>>,
+}
+
+impl Session {
+    pub fn new(opts: &Options, out: Out, cfg: Config) -> Session {
+        let (main, args) = match &opts.connect {
+            Connect::Launch { main, args } => (main.clone(), args.clone()),
+            _ => (None, Vec::new()),
+        };
+        Session {
+            out,
+            cfg,
+            connect: opts.connect.clone(),
+            launch: LaunchSpec {
+                main,
+                args,
+                classpath: opts.classpath.clone(),
+                jvm_options: opts.jvm_options.clone(),
+                agent: opts.agent.clone(),
+            },
+            conn: None,
+            specs: Vec::new(),
+            current: None,
+            frame_index: 0,
+            group: None,
+            excludes: ["java.*", "javax.*", "sun.*", "com.sun.*", "jdk.*"].map(String::from).to_vec(),
+            sources: SourcePath::new(opts.sourcepath.as_deref().unwrap_or("")),
+            sourcepath_given: opts.sourcepath.is_some(),
+            monitors: Vec::new(),
+            monitor_count: 0,
+            trace_command: None,
+            trace_requests: Vec::new(),
+            at_exit_method: None,
+            last_line: None,
+            repeat: false,
+            failed: false,
+            deadlocks_found: false,
+            ended: false,
+            stop_on_vm_start: false,
+            completions: Arc::new(Mutex::new(Completions::default())),
+        }
+    }
+
+    /// The VM, when connected.
+    pub fn vm(&self) -> Option<&VirtualMachine> {
+        self.conn.as_ref().map(|c| &c.vm)
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.conn.is_some()
+    }
+
+    /// jdb's prompt: `main[1] ` with a current thread, `> ` without.
+    pub async fn prompt_string(&self) -> String {
+        match (&self.current, self.conn.is_some()) {
+            (Some(t), true) => match t.name().await {
+                Ok(name) => format!("{name}[{}] ", self.frame_index + 1),
+                Err(_) => "> ".into(),
+            },
+            _ => "> ".into(),
+        }
+    }
+
+    pub async fn print_prompt(&self) {
+        if self.out.prompts() && !self.ended {
+            let p = self.prompt_string().await;
+            self.out.prompt(&p);
+        }
+    }
+
+    /// Connects at startup when attaching or listening (launching waits for `run`, unless
+    /// `-launch`). Prints jdb's startup lines.
+    pub async fn startup(&mut self, launch_now: bool) -> Result<(), String> {
+        match self.connect.clone() {
+            Connect::Launch { .. } => {
+                self.out.line("Initializing jdb-rs ...");
+                if launch_now {
+                    self.run_command("").await;
+                }
+                Ok(())
+            }
+            Connect::Attach(addr) => {
+                let vm = jdi::attach(&addr, Some(CONNECT_TIMEOUT))
+                    .await
+                    .map_err(|e| format!("Unable to attach to target VM at {addr}: {e}"))?;
+                self.connected(vm, None, false).await;
+                self.out.line("Initializing jdb-rs ...");
+                self.settle_after_connect().await;
+                Ok(())
+            }
+            Connect::Listen(addr) => {
+                let listener =
+                    jdi::Listener::bind(&addr).await.map_err(|e| format!("Unable to listen at {addr}: {e}"))?;
+                self.out.line(format!("Listening at address: {}", listener.local_addr()));
+                self.out.flush();
+                let vm = listener.accept(None).await.map_err(|e| format!("Unable to accept a VM connection: {e}"))?;
+                self.connected(vm, None, false).await;
+                self.out.line("Initializing jdb-rs ...");
+                self.settle_after_connect().await;
+                Ok(())
+            }
+        }
+    }
+
+    /// After attaching: a VM that is suspended (started with `suspend=y`) has its VM start event
+    /// coming; take it, and stop there as jdb does.
+    async fn settle_after_connect(&mut self) {
+        let Some(vm) = self.vm().cloned() else { return };
+        let mut suspended = false;
+        if let Ok(threads) = vm.all_threads().await {
+            for t in threads {
+                if t.is_suspended().await.unwrap_or(false) {
+                    suspended = true;
+                    break;
+                }
+            }
+        }
+        if suspended {
+            self.stop_on_vm_start = true;
+            let waited = self.wait_for_stop(Some(CONNECT_TIMEOUT), false).await;
+            self.stop_on_vm_start = false;
+            if waited == Waited::TimedOut {
+                // Suspended by someone else: treat it as stopped where it is.
+                self.out.line("The VM is suspended.");
+            }
+        }
+    }
+
+    /// Records a new connection: event queue, standard requests, deferred specs, source path.
+    pub(crate) async fn connected(&mut self, vm: VirtualMachine, process: Option<Process>, launched: bool) {
+        let events = vm.event_queue().expect("a new VM has its event queue");
+        self.conn = Some(Conn { vm: vm.clone(), events, process, launched, forwarders: Vec::new() });
+        // As jdb does: stop on uncaught exceptions, through an ordinary (ignorable) catch spec.
+        let spec = Spec::exception("java.lang.Throwable", false, true);
+        self.add_spec(spec).await;
+        // To say so when the current thread dies (suspending nothing).
+        let _ = vm.enable_request(&EventRequest::thread_death().suspend(jdi::SuspendPolicy::None)).await;
+        self.resolve_all_specs().await;
+        if !self.sourcepath_given && self.sources.is_empty() {
+            let path = match vm.class_paths().await {
+                Ok(cp) if !cp.classpaths.is_empty() => cp.classpaths.join(":"),
+                _ => ".".into(),
+            };
+            self.sources = SourcePath::new(&path);
+        }
+        if let Ok(mut c) = self.completions.lock() {
+            c.vm = Some(vm);
+        }
+    }
+
+    /// Launches the VM (`run`).
+    pub(crate) async fn launch_vm(&mut self) -> Result<(), String> {
+        let main = self.launch.main.clone().ok_or("Main class and arguments must be specified")?;
+        let mut opts = jdi::LaunchOptions::new(&main).args(self.launch.args.clone()).timeout(CONNECT_TIMEOUT);
+        if let Some(cp) = &self.launch.classpath {
+            opts = opts.classpath(cp.clone());
+        }
+        if self.cfg.interactive {
+            // At a terminal, Ctrl-C interrupts a wait of ours; it must not reach the debuggee,
+            // which would die of it. `setsid` (same process, new session) keeps the terminal's
+            // signals away from the JVM.
+            if let Some(setsid) = find_on_path("setsid") {
+                opts = opts.java(setsid).jvm_option(java_executable().display().to_string());
+            }
+        }
+        for o in &self.launch.jvm_options {
+            opts = opts.jvm_option(o.clone());
+        }
+        if let Some(agent) = &self.launch.agent {
+            opts = opts.agent_path(agent.clone());
+        }
+        let launched = jdi::launch(&opts).await.map_err(|e| format!("Unable to launch target VM: {e}"))?;
+        let jdi::Launched { vm, process, stdin, stdout, stderr } = launched;
+        drop(stdin);
+        let forwarders = vec![forward(stdout, "stdout", self.out.clone()), forward(stderr, "stderr", self.out.clone())];
+        self.connected(vm, Some(process), true).await;
+        if let Some(c) = self.conn.as_mut() {
+            c.forwarders = forwarders;
+        }
+        Ok(())
+    }
+
+    /// Ends the connection: a launched VM is killed, an attached one left running.
+    pub async fn detach(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            let _ = tokio::time::timeout(Duration::from_secs(5), conn.vm.dispose()).await;
+            if let Some(p) = conn.process {
+                p.kill();
+                let _ = tokio::time::timeout(Duration::from_secs(5), p.wait()).await;
+            }
+        }
+        self.current = None;
+    }
+
+    /// The current thread, or the message jdb gives when there is none.
+    pub(crate) fn current_thread(&self) -> Result<ThreadReference, String> {
+        self.current.clone().ok_or_else(|| "No thread specified.".to_string())
+    }
+
+    /// The current frame of the current thread (`None`: no Java frames).
+    pub(crate) async fn current_frame(&self) -> Result<Option<StackFrame>, String> {
+        let thread = self.current.clone().ok_or("No current thread")?;
+        if !thread.is_suspended().await.map_err(|e| e.to_string())? {
+            return Err("Current thread isn't suspended.".into());
+        }
+        let count = thread.frame_count().await.map_err(|e| e.to_string())?;
+        if count == 0 {
+            return Ok(None);
+        }
+        let index = self.frame_index.min(count - 1);
+        thread.frame(index).await.map(Some).map_err(|e| e.to_string())
+    }
+
+    /// A thread by jdb's id token (`1`, `t@1`, `0x1`).
+    pub(crate) async fn thread_by_token(&self, token: &str) -> Result<ThreadReference, String> {
+        let invalid = || format!("\"{token}\" is not a valid thread id.");
+        let vm = self.vm().ok_or_else(invalid)?;
+        let id = crate::format::java_decode(token.strip_prefix("t@").unwrap_or(token)).ok_or_else(invalid)?;
+        let threads = vm.all_threads().await.map_err(|e| e.to_string())?;
+        threads.into_iter().find(|t| t.id().0 as i64 == id).ok_or_else(invalid)
+    }
+
+    /// Forgets the current thread (the VM was resumed), as jdb's `invalidateAll`.
+    pub(crate) fn invalidate(&mut self) {
+        self.current = None;
+        self.frame_index = 0;
+        self.group = None;
+    }
+
+    /// Refreshes what tab completion offers (at stops).
+    pub(crate) async fn refresh_completions(&self) {
+        if !self.cfg.interactive {
+            return;
+        }
+        let Some(vm) = self.vm().cloned() else { return };
+        let classes: Vec<String> = match vm.all_classes().await {
+            Ok(all) => all.iter().map(|t| t.name()).filter(|n| !n.contains('/') && !n.contains('[')).collect(),
+            Err(_) => Vec::new(),
+        };
+        let mut locals = Vec::new();
+        let mut members = Vec::new();
+        if let Ok(Some(frame)) = self.current_frame().await {
+            if let Ok(vars) = frame.visible_variables().await {
+                locals.extend(vars.into_iter().map(|v| v.name));
+            }
+            locals.push("this".into());
+            if let Ok(method) = frame.method().await
+                && let Ok(ty) = method.declaring_type().await
+            {
+                if let Ok(fields) = ty.visible_fields().await {
+                    members.extend(fields.iter().map(|f| f.name.clone()));
+                }
+                if let Ok(methods) = ty.visible_methods().await {
+                    members.extend(methods.iter().filter(|m| !m.name().starts_with('<')).map(|m| m.name().to_string()));
+                }
+            }
+        }
+        members.sort();
+        members.dedup();
+        if let Ok(mut c) = self.completions.lock() {
+            c.classes = classes;
+            c.locals = locals;
+            c.members = members;
+        }
+    }
+}
+
+/// Copies a debuggee stream to the output until it ends.
+fn forward(
+    mut stream: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    name: &'static str,
+    out: Out,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 8192];
+        let mut pending: Vec<u8> = Vec::new();
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    pending.extend_from_slice(&buf[..n]);
+                    // Whole lines only, so program output and ours do not interleave mid-line.
+                    if let Some(end) = pending.iter().rposition(|&b| b == b'\n') {
+                        let chunk: Vec<u8> = pending.drain(..=end).collect();
+                        out.program_output(name, &String::from_utf8_lossy(&chunk));
+                    }
+                }
+            }
+        }
+        if !pending.is_empty() {
+            out.program_output(name, &String::from_utf8_lossy(&pending));
+        }
+    })
+}
+
+/// A request for a step, with jdb's excludes when stepping into or over.
+pub(crate) fn step_request(
+    thread: &ThreadReference,
+    size: jdi::StepSize,
+    depth: jdi::StepDepth,
+    excludes: &[String],
+) -> EventRequest {
+    let mut r = EventRequest::step(thread.id(), size, depth);
+    for p in excludes {
+        r = r.class_exclude(p);
+    }
+    r
+}
+
+/// The `java` a launch uses: `$JAVA_HOME/bin/java`, else `java` on the `PATH`.
+fn java_executable() -> std::path::PathBuf {
+    match std::env::var_os("JAVA_HOME").filter(|h| !h.is_empty()) {
+        Some(home) => std::path::Path::new(&home).join("bin").join("java"),
+        None => find_on_path("java").unwrap_or_else(|| "java".into()),
+    }
+}
+
+fn find_on_path(tool: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(tool))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0))
+}

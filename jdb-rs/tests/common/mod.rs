@@ -1,0 +1,213 @@
+//! Support for jdb-rs's integration tests: run jdb-rs (or the JDK's jdb) as a child whose
+//! output is collected in the background, and wait for text in it. Waits are driven by the
+//! output itself (a condition variable), never by sleeping.
+#![allow(dead_code)]
+
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// Generous: the tests must pass on a loaded 2-core machine.
+pub const TIMEOUT: Duration = Duration::from_secs(120);
+
+pub fn jdb_rs() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_jdb-rs"))
+}
+
+pub fn fixtures() -> String {
+    test_rig::fixtures().expect("the Java fixtures compile").display().to_string()
+}
+
+pub fn sources() -> String {
+    test_rig::fixture_source_dir().display().to_string()
+}
+
+pub fn line_of(file: &str, marker: &str) -> u32 {
+    test_rig::fixture_line(file, marker).expect("marker in fixture")
+}
+
+/// Text collected from a stream, with a condition variable to wait for more.
+#[derive(Default)]
+pub struct Collected {
+    text: Mutex<(String, bool)>,
+    changed: Condvar,
+}
+
+impl Collected {
+    pub fn start(mut r: impl Read + Send + 'static) -> Arc<Collected> {
+        let c = Arc::new(Collected::default());
+        let c2 = c.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            loop {
+                match r.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        let mut g = c2.text.lock().unwrap();
+                        g.0.push_str(&String::from_utf8_lossy(&buf[..n]));
+                        c2.changed.notify_all();
+                    }
+                }
+            }
+            c2.text.lock().unwrap().1 = true;
+            c2.changed.notify_all();
+        });
+        c
+    }
+
+    pub fn text(&self) -> String {
+        self.text.lock().unwrap().0.clone()
+    }
+
+    pub fn len(&self) -> usize {
+        self.text.lock().unwrap().0.len()
+    }
+
+    /// Waits until `pred` holds for the text from byte `from` on (or the stream ends); returns
+    /// that text.
+    pub fn wait_from(&self, from: usize, what: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + TIMEOUT;
+        let mut g = self.text.lock().unwrap();
+        loop {
+            let tail = g.0.get(from..).unwrap_or("").to_string();
+            if pred(&tail) {
+                return tail;
+            }
+            if g.1 {
+                panic!("the output ended while waiting for {what}; output so far:\n{}", g.0);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                panic!("timed out waiting for {what}; output so far:\n{}", g.0);
+            }
+            g = self.changed.wait_timeout(g, deadline - now).unwrap().0;
+        }
+    }
+
+    pub fn wait_for_end(&self) {
+        let deadline = Instant::now() + TIMEOUT;
+        let mut g = self.text.lock().unwrap();
+        while !g.1 {
+            let now = Instant::now();
+            assert!(now < deadline, "timed out waiting for the output to end:\n{}", g.0);
+            g = self.changed.wait_timeout(g, deadline - now).unwrap().0;
+        }
+    }
+}
+
+/// A debugger (jdb or jdb-rs) driven through its standard input, as a person at a pipe would.
+pub struct Driver {
+    child: Option<Child>,
+    stdin: Option<ChildStdin>,
+    pub out: Arc<Collected>,
+    pub err: Arc<Collected>,
+}
+
+/// Whether `text` ends with a jdb prompt: `> ` or `thread[1] `.
+pub fn ends_with_prompt(text: &str) -> bool {
+    let last = text.rsplit('\n').next().unwrap_or("");
+    if last == "> " {
+        return true;
+    }
+    last.ends_with("] ")
+        && last.rfind('[').is_some_and(|open| last[open + 1..last.len() - 2].chars().all(|c| c.is_ascii_digit()))
+}
+
+impl Driver {
+    pub fn spawn(program: &std::path::Path, args: &[String]) -> Driver {
+        let mut cmd = Command::new(program);
+        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        for v in ["JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"] {
+            cmd.env_remove(v);
+        }
+        cmd.env("NO_COLOR", "1");
+        let mut child = cmd.spawn().unwrap_or_else(|e| panic!("starting {}: {e}", program.display()));
+        let out = Collected::start(child.stdout.take().unwrap());
+        let err = Collected::start(child.stderr.take().unwrap());
+        let stdin = child.stdin.take();
+        Driver { child: Some(child), stdin, out, err }
+    }
+
+    /// Waits for the first prompt.
+    pub fn ready(&self) -> String {
+        self.out.wait_from(0, "the first prompt", ends_with_prompt)
+    }
+
+    /// Sends a command and returns its output, up to the next prompt; for commands that let the
+    /// VM run, up to the prompt after the next stop (or the VM's end).
+    pub fn command(&mut self, cmd: &str) -> String {
+        let from = self.out.len();
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{cmd}").unwrap();
+        stdin.flush().unwrap();
+        let word = cmd.split_whitespace().next().unwrap_or("");
+        let resumes = matches!(word, "run" | "cont" | "step" | "next" | "stepi");
+
+        self.out.wait_from(from, &format!("the output of {cmd:?}"), |t| {
+            if t.contains("The application exited") || t.contains("has been disconnected") {
+                return true;
+            }
+            if resumes {
+                let stopped =
+                    ["Breakpoint hit:", "Step completed:", "Exception occurred:", "Method entered:", "Method exited"]
+                        .iter()
+                        .any(|m| t.contains(m));
+                stopped && ends_with_prompt(t)
+            } else {
+                ends_with_prompt(t)
+            }
+        })
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Closes stdin and waits for the debugger to exit: (status, stdout, stderr).
+    pub fn wait(mut self) -> (std::process::ExitStatus, String, String) {
+        self.stdin.take();
+        let mut child = self.child.take().expect("child");
+        let pid = child.id();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait());
+        });
+        match rx.recv_timeout(TIMEOUT) {
+            Ok(status) => {
+                let status = status.expect("wait for the debugger");
+                (status, self.out.text(), self.err.text())
+            }
+            Err(_) => {
+                // SAFETY: plain kill(2) of our own child, which has not been reaped.
+                unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
+                panic!("the debugger did not exit; output:\n{}", self.out.text());
+            }
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(child) = self.child.as_mut() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Runs jdb-rs to completion with `args`; returns (exit code, stdout, stderr).
+pub fn run_jdb_rs(args: &[&str]) -> (i32, String, String) {
+    let mut cmd = Command::new(jdb_rs());
+    cmd.args(args).stdin(Stdio::null()).env("NO_COLOR", "1");
+    for v in ["JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"] {
+        cmd.env_remove(v);
+    }
+    let out = cmd.output().expect("run jdb-rs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}

@@ -1,0 +1,31 @@
+//! `ClassLoaderReference` (command set 14).
+
+use jdwp_protocol::commands::class_loader_reference::*;
+use jdwp_protocol::{ErrorCode, ObjectId};
+
+use crate::agent::Agent;
+use crate::dispatch::Entry;
+use jdwp_protocol::commands as c;
+
+/// The types this loader initiated the loading of: those it defined and those it resolved by
+/// delegating. The null loader is the bootstrap loader.
+pub fn visible_classes(agent: &Agent, cmd: VisibleClasses) -> Result<VisibleClassesReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let loader = agent.object(jni, ObjectId(cmd.class_loader_object.0))?;
+    if !loader.is_null() && !jni.is_instance_of(loader, agent.known()?.class_loader.0) {
+        return Err(ErrorCode::INVALID_CLASS_LOADER);
+    }
+    let list = agent.jvmti.get_class_loader_classes(loader)?;
+    let mut classes = Vec::with_capacity(list.len());
+    for &class in list.iter() {
+        classes
+            .push(VisibleClass { ref_type_tag: super::type_tag(agent, class)?, type_id: agent.class_id(jni, class)? });
+        jni.delete_local_ref(class);
+    }
+    Ok(VisibleClassesReply { classes })
+}
+
+/// This module's commands.
+pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
+    c::class_loader_reference::VisibleClasses => visible_classes,
+);

@@ -1,0 +1,22 @@
+//! `ClassObjectReference` (command set 17).
+
+use jdwp_protocol::commands::class_object_reference::*;
+use jdwp_protocol::{ErrorCode, ReferenceTypeId};
+
+use crate::agent::Agent;
+use crate::dispatch::Entry;
+use jdwp_protocol::commands as c;
+
+/// The type a `java.lang.Class` object reflects: the same ID, as reference type IDs are the IDs
+/// of class objects. Primitive classes (`int.class`) are reflected as classes, as by the JDK's
+/// agent.
+pub fn reflected_type(agent: &Agent, cmd: ReflectedType) -> Result<ReflectedTypeReply, ErrorCode> {
+    let jni = agent.jni()?;
+    let class = agent.class(jni, ReferenceTypeId(cmd.class_object.0))?;
+    Ok(ReflectedTypeReply { ref_type_tag: super::type_tag(agent, class)?, type_id: agent.class_id(jni, class)? })
+}
+
+/// This module's commands.
+pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
+    c::class_object_reference::ReflectedType => reflected_type,
+);

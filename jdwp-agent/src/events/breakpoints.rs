@@ -1,0 +1,143 @@
+//! JVMTI breakpoints and field watches, counted: JVMTI allows one of each per location or field,
+//! while any number of requests (and the method entry tracker) may want one.
+//!
+//! Changed only under [`super::setup`] (agent threads); event callbacks only ask whether a
+//! breakpoint is set, under a lock never held across a VM call.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use jdwp_protocol::ErrorCode;
+use jni_sys::{jfieldID, jmethodID};
+
+use crate::agent::{Agent, GlobalRef, lock};
+use crate::jni::Jni;
+
+/// Set breakpoints: (method, code index) → how many users.
+static BREAKPOINTS: Mutex<Option<HashMap<(usize, i64), u32>>> = Mutex::new(None);
+
+/// Whether a JVMTI breakpoint is set at this location (so a breakpoint event will follow a single
+/// step or method entry there). Any thread.
+pub fn is_set(method: usize, index: i64) -> bool {
+    lock(&BREAKPOINTS).as_ref().is_some_and(|m| m.contains_key(&(method, index)))
+}
+
+/// Takes one use of the breakpoint at (`method`, `index`), setting it if it is the first.
+pub fn acquire(agent: &Agent, method: jmethodID, index: i64) -> Result<(), ErrorCode> {
+    let key = (method as usize, index);
+    let first = {
+        let mut bps = lock(&BREAKPOINTS);
+        let count = bps.get_or_insert_with(HashMap::new).entry(key).or_insert(0);
+        *count += 1;
+        *count == 1
+    };
+    if first && let Err(e) = agent.jvmti.set_breakpoint(method, index) {
+        // Someone else's breakpoint (another JVMTI agent) is no error; anything else is.
+        if e != crate::jvmti::JvmtiError::DUPLICATE {
+            let mut bps = lock(&BREAKPOINTS);
+            if let Some(map) = bps.as_mut() {
+                map.remove(&key);
+            }
+            return Err(e.into());
+        }
+    }
+    Ok(())
+}
+
+/// Gives back one use, clearing the breakpoint with the last.
+pub fn release(agent: &Agent, method: jmethodID, index: i64) {
+    let key = (method as usize, index);
+    let last = {
+        let mut bps = lock(&BREAKPOINTS);
+        let Some(map) = bps.as_mut() else { return };
+        match map.get_mut(&key) {
+            Some(count) if *count > 1 => {
+                *count -= 1;
+                false
+            }
+            Some(_) => {
+                map.remove(&key);
+                true
+            }
+            None => false,
+        }
+    };
+    if last && let Err(e) = agent.jvmti.clear_breakpoint(method, index) {
+        // Gone already: its class was redefined or unloaded.
+        tracing::debug!(%e, "clearing a breakpoint");
+    }
+}
+
+/// Which of the two field watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Watch {
+    Access,
+    Modification,
+}
+
+struct WatchEntry {
+    count: u32,
+    /// The class the watch was set through (a global reference, for clearing it).
+    class: GlobalRef,
+}
+
+/// A watch: its kind, the ID of the class it was set through, the field.
+type WatchKey = (Watch, u64, usize);
+
+/// Set field watches → users.
+static WATCHES: Mutex<Option<HashMap<WatchKey, WatchEntry>>> = Mutex::new(None);
+
+/// Takes one use of a watch of `field` of `class` (whose ID is `class_id`), setting it if first.
+pub fn acquire_watch(
+    agent: &Agent,
+    jni: Jni,
+    watch: Watch,
+    class: jni_sys::jclass,
+    class_id: u64,
+    field: jfieldID,
+) -> Result<(), ErrorCode> {
+    let key = (watch, class_id, field as usize);
+    if let Some(entry) = lock(&WATCHES).get_or_insert_with(HashMap::new).get_mut(&key) {
+        entry.count += 1;
+        return Ok(());
+    }
+    let set = match watch {
+        Watch::Access => agent.jvmti.set_field_access_watch(class, field),
+        Watch::Modification => agent.jvmti.set_field_modification_watch(class, field),
+    };
+    match set {
+        Ok(()) => {}
+        Err(e) if e == crate::jvmti::JvmtiError::DUPLICATE => {}
+        Err(e) => return Err(e.into()),
+    }
+    let global = GlobalRef(jni.new_global_ref(class)?);
+    lock(&WATCHES).get_or_insert_with(HashMap::new).insert(key, WatchEntry { count: 1, class: global });
+    Ok(())
+}
+
+/// Gives back one use of a watch, clearing it with the last.
+pub fn release_watch(agent: &Agent, jni: Jni, watch: Watch, class_id: u64, field: jfieldID) {
+    let key = (watch, class_id, field as usize);
+    let last = {
+        let mut watches = lock(&WATCHES);
+        let Some(map) = watches.as_mut() else { return };
+        match map.get_mut(&key) {
+            Some(entry) if entry.count > 1 => {
+                entry.count -= 1;
+                None
+            }
+            Some(_) => map.remove(&key),
+            None => None,
+        }
+    };
+    if let Some(entry) = last {
+        let cleared = match watch {
+            Watch::Access => agent.jvmti.clear_field_access_watch(entry.class.0, field),
+            Watch::Modification => agent.jvmti.clear_field_modification_watch(entry.class.0, field),
+        };
+        if let Err(e) = cleared {
+            tracing::debug!(%e, "clearing a field watch");
+        }
+        jni.delete_global_ref(entry.class.0);
+    }
+}

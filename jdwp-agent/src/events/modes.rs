@@ -1,0 +1,55 @@
+//! Which JVMTI events are enabled for all threads: exactly those some request (or the method entry
+//! and class unload trackers) needs right now, so that an idle debugger costs the VM nothing.
+//! Single steps and frame pops are never enabled globally: steps enable them per thread.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use jdwp_protocol::EventKind;
+
+use super::{entry, unload};
+use crate::agent::{Agent, lock};
+use crate::jvmti::sys::{self, jvmtiEvent};
+
+/// The global mode last applied to each event. Changed under [`super::setup`] only.
+static APPLIED: Mutex<Option<HashMap<jvmtiEvent, bool>>> = Mutex::new(None);
+
+/// Enables or disables each managed JVMTI event as the requests now need. Holds
+/// [`super::setup`].
+pub fn sync(agent: &Agent) {
+    let wanted: Vec<(jvmtiEvent, bool)> = {
+        let requests = lock(&agent.requests);
+        let wants = |k: EventKind| requests.wants(k);
+        let entry = entry::mode();
+        vec![
+            (sys::JVMTI_EVENT_BREAKPOINT, wants(EventKind::Breakpoint) || entry == entry::Mode::Breakpoints),
+            (
+                sys::JVMTI_EVENT_CLASS_PREPARE,
+                wants(EventKind::ClassPrepare) || entry == entry::Mode::Breakpoints || unload::tracking(),
+            ),
+            (sys::JVMTI_EVENT_THREAD_START, wants(EventKind::ThreadStart)),
+            (sys::JVMTI_EVENT_THREAD_END, wants(EventKind::ThreadDeath)),
+            (sys::JVMTI_EVENT_EXCEPTION, wants(EventKind::Exception)),
+            (sys::JVMTI_EVENT_METHOD_ENTRY, wants(EventKind::MethodEntry) && entry == entry::Mode::Global),
+            (sys::JVMTI_EVENT_METHOD_EXIT, wants(EventKind::MethodExit) || wants(EventKind::MethodExitWithReturnValue)),
+            (sys::JVMTI_EVENT_FIELD_ACCESS, wants(EventKind::FieldAccess)),
+            (sys::JVMTI_EVENT_FIELD_MODIFICATION, wants(EventKind::FieldModification)),
+            (sys::JVMTI_EVENT_MONITOR_CONTENDED_ENTER, wants(EventKind::MonitorContendedEnter)),
+            (sys::JVMTI_EVENT_MONITOR_CONTENDED_ENTERED, wants(EventKind::MonitorContendedEntered)),
+            (sys::JVMTI_EVENT_MONITOR_WAIT, wants(EventKind::MonitorWait)),
+            (sys::JVMTI_EVENT_MONITOR_WAITED, wants(EventKind::MonitorWaited)),
+        ]
+    };
+    for (event, on) in wanted {
+        let current = lock(&APPLIED).as_ref().and_then(|m| m.get(&event).copied()).unwrap_or(false);
+        if current == on {
+            continue;
+        }
+        match agent.jvmti.set_event_notification_mode(on, event, std::ptr::null_mut()) {
+            Ok(()) => {
+                lock(&APPLIED).get_or_insert_with(HashMap::new).insert(event, on);
+            }
+            Err(e) => tracing::warn!(event, on, %e, "could not change an event's notification mode"),
+        }
+    }
+}

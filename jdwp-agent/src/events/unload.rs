@@ -1,0 +1,170 @@
+//! Class unload events, best effort as with the JDK's agent.
+//!
+//! JVMTI has no class unload event. While a class unload request exists, the agent tags every
+//! loaded class in a second JVMTI environment of its own, where a tag marks a class and nothing
+//! else and stands for its signature. A class is unloaded when its loader is collected, and then
+//! its `Class` object is freed: that environment gets an `ObjectFree` event for the tag. Such
+//! callbacks may not use JNI, and run while the VM may be stopped, so they only queue the tag and
+//! nudge the event helper, which matches and reports the unloads. The end of every garbage
+//! collection nudges the helper too, and the helper then asks HotSpot to post the `ObjectFree`
+//! events it may still hold back. So an unload is reported soon after the collection that
+//! unloaded the class (the JDK's agent reports it at its next event after a later collection).
+//!
+//! Classes prepared while no class unload request exists are tagged when the next one comes; a
+//! class unloaded in between is never reported.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use jdwp_protocol::{EventKind, SuspendPolicy};
+use jni_sys::{jclass, jlong};
+
+use crate::agent::{Agent, agent, lock};
+use crate::callbacks::Subject;
+use crate::event_helper::RawEvent;
+use crate::jni::Jni;
+use crate::jvmti::Jvmti;
+use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
+
+struct Tracker {
+    /// The environment whose tags mark classes.
+    env: Jvmti,
+    /// Tag → signature of the class it marks.
+    names: Mutex<HashMap<jlong, String>>,
+    next: AtomicI64,
+}
+
+static TRACKER: OnceLock<Tracker> = OnceLock::new();
+static TRACKING: AtomicBool = AtomicBool::new(false);
+/// Tags of freed classes, queued by `ObjectFree` (only plain code ever runs under this lock).
+static FREED: Mutex<Vec<jlong>> = Mutex::new(Vec::new());
+/// Whether the helper has been nudged and not yet looked.
+static NUDGED: AtomicBool = AtomicBool::new(false);
+
+/// Whether classes are being tracked (class prepare events are then needed).
+pub fn tracking() -> bool {
+    TRACKING.load(Ordering::Acquire)
+}
+
+fn create(agent: &Agent) -> Result<Tracker, String> {
+    let env = agent.vm.get_jvmti(sys::JVMTI_VERSION_11).map_err(|e| e.to_string())?;
+    let mut caps = jvmtiCapabilities::default();
+    caps.set_can_tag_objects(true)
+        .set_can_generate_object_free_events(true)
+        .set_can_generate_garbage_collection_events(true);
+    env.add_capabilities(&caps).map_err(|e| e.to_string())?;
+    // SAFETY: the struct is a plain table of `Option<fn>`; all-zero bytes are all `None`.
+    let mut callbacks: jvmtiEventCallbacks = unsafe { std::mem::zeroed() };
+    callbacks.ObjectFree = Some(on_object_free);
+    callbacks.GarbageCollectionFinish = Some(on_gc_finish);
+    env.set_event_callbacks(&callbacks).map_err(|e| e.to_string())?;
+    for event in [sys::JVMTI_EVENT_OBJECT_FREE, sys::JVMTI_EVENT_GARBAGE_COLLECTION_FINISH] {
+        env.set_event_notification_mode(true, event, std::ptr::null_mut()).map_err(|e| e.to_string())?;
+    }
+    Ok(Tracker { env, names: Mutex::new(HashMap::new()), next: AtomicI64::new(1) })
+}
+
+/// Starts or stops tracking as class unload requests come and go. Holds [`super::setup`].
+pub fn sync(agent: &Agent, jni: Jni) {
+    let wanted = lock(&agent.requests).wants(EventKind::ClassUnload);
+    if wanted == tracking() {
+        return;
+    }
+    if !wanted {
+        TRACKING.store(false, Ordering::Release);
+        super::modes::sync(agent);
+        return;
+    }
+    if TRACKER.get().is_none() {
+        match create(agent) {
+            Ok(t) => {
+                let _ = TRACKER.set(t);
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "class unloads cannot be tracked");
+                return;
+            }
+        }
+    }
+    let Some(tracker) = TRACKER.get() else { return };
+    // Class prepare events first, so that no class slips between them and the scan.
+    TRACKING.store(true, Ordering::Release);
+    super::modes::sync(agent);
+    if let Ok(classes) = agent.jvmti.get_loaded_classes() {
+        for &class in classes.iter() {
+            tag(agent, tracker, class);
+            jni.delete_local_ref(class);
+        }
+    }
+}
+
+fn tag(agent: &Agent, tracker: &Tracker, class: jclass) {
+    if !matches!(tracker.env.get_tag(class), Ok(0)) {
+        return;
+    }
+    let Ok((signature, _)) = agent.jvmti.get_class_signature(class) else { return };
+    let tag = tracker.next.fetch_add(1, Ordering::Relaxed);
+    if tracker.env.set_tag(class, tag).is_ok() {
+        lock(&tracker.names).insert(tag, signature);
+    }
+}
+
+/// A class was prepared: track it (any thread).
+pub fn class_prepared(agent: &Agent, class: jclass) {
+    if tracking()
+        && let Some(tracker) = TRACKER.get()
+    {
+        tag(agent, tracker, class);
+    }
+}
+
+fn nudge() {
+    if !NUDGED.swap(true, Ordering::AcqRel)
+        && let Some(helper) = agent().and_then(|a| a.helper.get())
+    {
+        helper.nudge_unloads();
+    }
+}
+
+unsafe extern "system" fn on_object_free(_: *mut jvmtiEnv, tag: jlong) {
+    crate::guard((), || {
+        lock(&FREED).push(tag);
+        nudge();
+    });
+}
+
+unsafe extern "system" fn on_gc_finish(_: *mut jvmtiEnv) {
+    crate::guard((), || {
+        if tracking() {
+            nudge();
+        }
+    });
+}
+
+/// The unloads since the last call, one composite (policy and events) per class. Event helper only.
+pub fn take_unloads(agent: &Agent, jni: Jni) -> Vec<(SuspendPolicy, Vec<RawEvent>)> {
+    NUDGED.store(false, Ordering::Release);
+    let Some(tracker) = TRACKER.get() else { return Vec::new() };
+    if tracking() {
+        // Looking tags up makes HotSpot post the ObjectFree events it still holds back.
+        let _ = tracker.env.get_objects_with_tags(&[jlong::MAX]);
+    }
+    let freed = std::mem::take(&mut *lock(&FREED));
+    let mut out = Vec::new();
+    for tag in freed {
+        let Some(signature) = lock(&tracker.names).remove(&tag) else { continue };
+        if !tracking() {
+            continue;
+        }
+        let subject = Subject::of_signature(agent, jni, &signature);
+        let Some(m) = crate::callbacks::matches(agent, EventKind::ClassUnload, &subject) else { continue };
+        let events = m
+            .request_ids
+            .iter()
+            .map(|&request_id| RawEvent::ClassUnload { request_id, signature: signature.clone() })
+            .collect();
+        out.push((m.suspend_policy, events));
+    }
+    out
+}

@@ -1,0 +1,697 @@
+//! Step control: JDWP steps made of JVMTI single steps, frame pops and method entries.
+//!
+//! A step request names a thread, a size (one bytecode, or one line) and a depth (into, over or out
+//! of calls). JVMTI only steps bytecode by bytecode, so the agent remembers where the step began —
+//! its *origin*: stack depth, method and line — and judges every JVMTI single step against it
+//! ([`judge_step`]):
+//!
+//! * back in a caller (the stack is shallower than at the origin, or the origin frame was seen to
+//!   pop): the step is done, whatever its kind;
+//! * in a callee: a step into stops at the first location of a method it may stop in (not excluded
+//!   by the request's class filters and, for a line step, with line numbers). Otherwise the agent
+//!   stops single-stepping, asks for a frame pop of the callee and, for a step into, watches method
+//!   entries for a method it may stop in, where it single-steps again — so callees run without a
+//!   callback per bytecode. An exception that pops the callee resumes single-stepping where it is
+//!   caught;
+//! * in the origin frame: a min step is done at once, a line step once the line changes (leaving a
+//!   method without line numbers counts as a change, as with the JDK's agent).
+//!
+//! Native frames are never single-stepped: a step in native code completes at the first Java
+//! location that qualifies. A step out does not single-step the origin frame at all: it asks for
+//! its frame pop and steps from there. When a step completes, the next one starts where it ended (a
+//! request without a count reports step after step); when the request goes, the thread's
+//! single-step, frame pop and method entry events are switched off, so that it leaves
+//! interpreter-only mode.
+//!
+//! Threads: the session thread begins and ends steps (the stepping thread is then normally
+//! suspended); the stepping thread itself moves its step along from its event callbacks. Neither
+//! holds [`STEPS`] across a JVMTI call; the thread-level event modes are applied after the fact
+//! and re-applied until no change raced with them (see [`resync`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use jdwp_protocol::commands::event_request::Modifier;
+use jdwp_protocol::{ErrorCode, StepDepth, StepSize, ThreadId};
+use jni_sys::jmethodID;
+
+use crate::agent::{Agent, GlobalRef, lock};
+use crate::events::filter::Request;
+use crate::jni::Jni;
+use crate::jvmti::sys::{self, jthread};
+
+// ---- decisions (pure) ---------------------------------------------------------------------------
+
+/// A method's line table as (first code index, line) pairs, sorted by code index.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Lines(Vec<(i64, i32)>);
+
+impl Lines {
+    pub fn new(mut entries: Vec<(i64, i32)>) -> Lines {
+        // Class files need not list them in code order.
+        entries.sort_by_key(|&(start, _)| start);
+        Lines(entries)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The line of code index `index`: that of the last entry starting at or before it (code
+    /// before the first entry belongs to the first line). `None` without a table or in native
+    /// code (index -1).
+    pub fn line_at(&self, index: i64) -> Option<i32> {
+        if index < 0 {
+            return None;
+        }
+        let after = self.0.partition_point(|&(start, _)| start <= index);
+        self.0.get(after.saturating_sub(1)).map(|&(_, line)| line)
+    }
+}
+
+/// Where a step began.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// Frames on the stack (0: the thread had none, as in native code before its first Java frame).
+    pub depth: i32,
+    pub method: usize,
+    /// The line it began on (`None`: no line numbers, native code, or a min step).
+    pub line: Option<i32>,
+    pub lines: Arc<Lines>,
+    /// The origin frame was seen to pop (a frame pop at or below its depth).
+    pub exited: bool,
+}
+
+/// Where the stepping thread is at a JVMTI single step.
+#[derive(Debug, Clone, Copy)]
+pub struct Here {
+    pub depth: i32,
+    pub method: usize,
+    pub index: i64,
+}
+
+/// What to do about a single step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// The step is done here.
+    Complete,
+    /// Not yet: keep single-stepping.
+    KeepStepping,
+    /// Not in this frame: stop single-stepping until it returns.
+    AwaitReturn,
+}
+
+/// Judges a single step at `here` for a step of `size` and `depth` that began at `origin`.
+/// `enterable` says (only asked when needed) whether a step into may stop in the current method.
+pub fn judge_step(
+    size: StepSize,
+    depth: StepDepth,
+    origin: &Origin,
+    here: &Here,
+    enterable: impl FnOnce() -> bool,
+) -> Verdict {
+    // A min step into stops at the very next bytecode, wherever it is (JDK behaviour).
+    if depth == StepDepth::Into && size == StepSize::Min {
+        return Verdict::Complete;
+    }
+    if origin.exited || here.depth < origin.depth {
+        return Verdict::Complete;
+    }
+    if here.depth > origin.depth {
+        return if depth == StepDepth::Into && enterable() { Verdict::Complete } else { Verdict::AwaitReturn };
+    }
+    // Same depth: normally the origin frame.
+    if depth == StepDepth::Out {
+        // Only reached when the origin frame could not be watched for its pop: watch it now.
+        return if here.method == origin.method { Verdict::AwaitReturn } else { Verdict::Complete };
+    }
+    match (size, origin.line) {
+        (StepSize::Min, _) => Verdict::Complete,
+        // Began without a line: any move ends the step.
+        (StepSize::Line, None) => Verdict::Complete,
+        (StepSize::Line, Some(from)) => {
+            let now = if here.method == origin.method { origin.lines.line_at(here.index) } else { None };
+            if now == Some(from) { Verdict::KeepStepping } else { Verdict::Complete }
+        }
+    }
+}
+
+/// Whether a step into, waiting for a filtered callee to return, stops in a method just entered.
+pub fn entry_stops(size: StepSize, filtered: bool, has_lines: impl FnOnce() -> bool) -> bool {
+    !filtered && (size != StepSize::Line || has_lines())
+}
+
+/// Where a step stands between single steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// Single-stepping.
+    Stepping,
+    /// Waiting, single-stepping off, for a frame pop; a step into also watches method entries.
+    AwaitingReturn { watch_entries: bool },
+}
+
+/// The thread-level JVMTI events a thread's step needs. Frame pops and exception catches are
+/// watched for as long as the step exists: they tell when a frame it waits for is gone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Needs {
+    pub single_step: bool,
+    pub frame_pop: bool,
+    pub exception_catch: bool,
+    pub method_entry: bool,
+}
+
+impl Needs {
+    pub fn of(phase: Option<Phase>) -> Needs {
+        let (single_step, method_entry) = match phase {
+            None => return Needs::default(),
+            Some(Phase::Stepping) => (true, false),
+            Some(Phase::AwaitingReturn { watch_entries }) => (false, watch_entries),
+        };
+        Needs { single_step, frame_pop: true, exception_catch: true, method_entry }
+    }
+}
+
+/// An exception thrown while a step waited for a frame to return was caught at stack depth
+/// `depth`: whether single-stepping resumes there, which it does once the catch is back in the
+/// origin frame (or below it; for a step out, below it only).
+pub fn catch_resumes(depth: StepDepth, origin_depth: i32, phase: Phase, catch_depth: i32) -> bool {
+    match phase {
+        Phase::Stepping => false,
+        Phase::AwaitingReturn { .. } if depth == StepDepth::Out => catch_depth < origin_depth,
+        Phase::AwaitingReturn { .. } => catch_depth <= origin_depth,
+    }
+}
+
+/// The phase a step starts in: a step out with a watchable origin frame waits for its pop.
+pub fn starting_phase(depth: StepDepth, origin_pop_watched: bool) -> Phase {
+    if depth == StepDepth::Out && origin_pop_watched {
+        Phase::AwaitingReturn { watch_entries: false }
+    } else {
+        Phase::Stepping
+    }
+}
+
+// ---- state ----------------------------------------------------------------------------------------
+
+struct StepState {
+    /// Distinguishes this step from an earlier one of the same thread.
+    serial: u64,
+    request: Arc<Request>,
+    /// Owned global reference to the stepping thread.
+    thread: GlobalRef,
+    size: StepSize,
+    depth: StepDepth,
+    origin: Origin,
+    phase: Phase,
+}
+
+#[derive(Default)]
+struct Steps {
+    by_thread: HashMap<ThreadId, StepState>,
+    /// Bumped by every change, so that [`resync`] knows when to apply again.
+    version: u64,
+    next_serial: u64,
+}
+
+/// Every thread's step. Never held across a JVMTI or JNI call.
+static STEPS: Mutex<Option<Steps>> = Mutex::new(None);
+/// How many threads step: callbacks skip the lookup when none does.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+/// Whether a method has line numbers (methods keep their IDs for the life of the VM).
+static HAS_LINES: Mutex<Option<HashMap<usize, bool>>> = Mutex::new(None);
+
+fn with_steps<R>(f: impl FnOnce(&mut Steps) -> R) -> R {
+    let mut guard = lock(&STEPS);
+    f(guard.get_or_insert_with(Steps::default))
+}
+
+/// What a callback needs of a thread's step, copied out of the lock.
+struct Snapshot {
+    serial: u64,
+    request: Arc<Request>,
+    size: StepSize,
+    depth: StepDepth,
+    origin: Origin,
+    phase: Phase,
+}
+
+fn snapshot(thread: ThreadId) -> Option<Snapshot> {
+    with_steps(|s| {
+        s.by_thread.get(&thread).map(|st| Snapshot {
+            serial: st.serial,
+            request: st.request.clone(),
+            size: st.size,
+            depth: st.depth,
+            origin: st.origin.clone(),
+            phase: st.phase,
+        })
+    })
+}
+
+/// Changes the step `serial` of `thread` (if it is still that step) and says whether it did.
+fn update(thread: ThreadId, serial: u64, f: impl FnOnce(&mut StepState)) -> bool {
+    with_steps(|s| match s.by_thread.get_mut(&thread) {
+        Some(st) if st.serial == serial => {
+            f(st);
+            s.version += 1;
+            true
+        }
+        _ => false,
+    })
+}
+
+/// The thread ID of a thread object: its tag (0 if the debugger never saw it, so it cannot step).
+fn thread_id(agent: &Agent, thread: jthread) -> Option<ThreadId> {
+    match agent.jvmti.get_tag(thread) {
+        Ok(tag) if tag > 0 => Some(ThreadId(tag as u64)),
+        _ => None,
+    }
+}
+
+/// Whether any thread steps (cheap; for callbacks of events not enabled for steps only).
+pub fn any_active() -> bool {
+    ACTIVE.load(Ordering::Acquire) > 0
+}
+
+/// Applies the thread-level events `thread`'s step needs, again until no change raced with it.
+///
+/// A change made while another thread applies an older state makes that one loop and apply the
+/// newer state, so the last application always matches the state. Only agent threads (never
+/// suspended) and the stepping thread itself apply; an application the debugger interrupts by
+/// suspending the stepping thread can only be stale while that thread is suspended, which is
+/// harmless, since a suspended thread produces no events.
+fn resync(agent: &Agent, thread: jthread, id: ThreadId) {
+    loop {
+        let (needs, version) = with_steps(|s| (Needs::of(s.by_thread.get(&id).map(|st| st.phase)), s.version));
+        for (on, event) in [
+            (needs.single_step, sys::JVMTI_EVENT_SINGLE_STEP),
+            (needs.frame_pop, sys::JVMTI_EVENT_FRAME_POP),
+            (needs.exception_catch, sys::JVMTI_EVENT_EXCEPTION_CATCH),
+            (needs.method_entry, sys::JVMTI_EVENT_METHOD_ENTRY),
+        ] {
+            if let Err(e) = agent.jvmti.set_event_notification_mode(on, event, thread) {
+                // A thread that ended needs nothing any more.
+                tracing::debug!(%e, event, on, "thread-level event mode for a step");
+            }
+        }
+        if with_steps(|s| s.version) == version {
+            return;
+        }
+    }
+}
+
+// ---- JVMTI side --------------------------------------------------------------------------------------
+
+fn line_table(agent: &Agent, method: jmethodID) -> Lines {
+    match agent.jvmti.get_line_number_table(method) {
+        Ok(table) => Lines::new(table.iter().map(|e| (e.start_location, e.line_number)).collect()),
+        // Native, or compiled without line numbers.
+        Err(_) => Lines::default(),
+    }
+}
+
+fn has_lines(agent: &Agent, method: jmethodID) -> bool {
+    if let Some(known) = lock(&HAS_LINES).as_ref().and_then(|m| m.get(&(method as usize))) {
+        return *known;
+    }
+    let has = !line_table(agent, method).is_empty();
+    lock(&HAS_LINES).get_or_insert_with(HashMap::new).insert(method as usize, has);
+    has
+}
+
+/// Where `thread` is now, as the origin of a step of `size`.
+fn origin_here(agent: &Agent, thread: jthread, size: StepSize) -> Result<Origin, ErrorCode> {
+    let depth = agent.jvmti.get_frame_count(thread)?;
+    if depth == 0 {
+        return Ok(Origin::default());
+    }
+    let (method, index) = agent.jvmti.get_frame_location(thread, 0)?;
+    let lines = if size == StepSize::Line { line_table(agent, method) } else { Lines::default() };
+    let line = if size == StepSize::Line { lines.line_at(index) } else { None };
+    Ok(Origin { depth, method: method as usize, line, lines: Arc::new(lines), exited: false })
+}
+
+/// Whether a step into may stop in `method`: the request's class filters do not exclude its class,
+/// and a line step needs line numbers.
+fn enterable(agent: &Agent, jni: Jni, request: &Request, size: StepSize, method: jmethodID) -> bool {
+    let subject = crate::callbacks::Subject::of_method(agent, jni, std::ptr::null_mut(), method, 0);
+    entry_stops(size, request.class_rejects(&subject), || has_lines(agent, method))
+}
+
+/// Starts stepping `thread` for `request` (its `Step` modifier), replacing any step it had, as the
+/// JDK's agent does. Called by the session thread; the thread is normally suspended.
+pub fn begin(agent: &Agent, jni: Jni, thread: jthread, request: Arc<Request>) -> Result<(), ErrorCode> {
+    let Some(&Modifier::Step { thread: id, size, depth }) = request.step() else {
+        return Err(ErrorCode::ILLEGAL_ARGUMENT);
+    };
+    let origin = origin_here(agent, thread, size).map_err(|e| match e {
+        ErrorCode::THREAD_NOT_ALIVE | ErrorCode::INVALID_THREAD => ErrorCode::INVALID_THREAD,
+        other => other,
+    })?;
+    // The frame pop can be asked for only on a suspended thread, and not for a native frame;
+    // otherwise single steps find the way out.
+    let watched = depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
+    let phase = starting_phase(depth, watched);
+    let global = GlobalRef(jni.new_global_ref(thread)?);
+    let replaced = with_steps(|s| {
+        s.next_serial += 1;
+        s.version += 1;
+        let state = StepState { serial: s.next_serial, request, thread: global, size, depth, origin, phase };
+        s.by_thread.insert(id, state)
+    });
+    match replaced {
+        Some(old) => jni.delete_global_ref(old.thread.0),
+        None => {
+            ACTIVE.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+    resync(agent, thread, id);
+    Ok(())
+}
+
+/// The step of `request` is over (cleared, expired, or the debugger left): its thread stops
+/// stepping. Safe from any thread.
+pub fn end(agent: &Agent, jni: Jni, request: &Request) {
+    let Some(&Modifier::Step { thread: id, .. }) = request.step() else { return };
+    let removed = with_steps(|s| {
+        let ours = s.by_thread.get(&id).is_some_and(|st| st.request.id == request.id);
+        let removed = if ours { s.by_thread.remove(&id) } else { None };
+        if removed.is_some() {
+            s.version += 1;
+        }
+        removed
+    });
+    if let Some(state) = removed {
+        ACTIVE.fetch_sub(1, Ordering::AcqRel);
+        resync(agent, state.thread.0, id);
+        jni.delete_global_ref(state.thread.0);
+    }
+}
+
+/// A thread ends: forget its step (its request stays until the debugger clears it).
+pub fn thread_ended(agent: &Agent, jni: Jni, thread: jthread) {
+    if !any_active() {
+        return;
+    }
+    let Some(id) = thread_id(agent, thread) else { return };
+    let removed = with_steps(|s| {
+        let removed = s.by_thread.remove(&id);
+        if removed.is_some() {
+            s.version += 1;
+        }
+        removed
+    });
+    if let Some(state) = removed {
+        ACTIVE.fetch_sub(1, Ordering::AcqRel);
+        jni.delete_global_ref(state.thread.0);
+    }
+}
+
+/// A JVMTI single step of the current thread at (`method`, `index`). Returns the step request if
+/// its step completes here (the caller reports it and then calls [`completed`]).
+pub fn on_single_step(agent: &Agent, jni: Jni, thread: jthread, method: jmethodID, index: i64) -> Option<Arc<Request>> {
+    let id = thread_id(agent, thread)?;
+    let Some(step) = snapshot(id) else {
+        // Stepping left on by a race with the end of a step: switch it off.
+        resync(agent, thread, id);
+        return None;
+    };
+    if step.phase != Phase::Stepping {
+        // Left on by a race with a change of phase: switch it off.
+        resync(agent, thread, id);
+        return None;
+    }
+    // A thread completing a `PopFrames` steps to its caller for the agent, not for the program.
+    if crate::commands::stack_frame::popping_thread() == Some(id) {
+        return None;
+    }
+    let depth = agent.jvmti.get_frame_count(thread).ok()?;
+    let here = Here { depth, method: method as usize, index };
+    let verdict = judge_step(step.size, step.depth, &step.origin, &here, || {
+        enterable(agent, jni, &step.request, step.size, method)
+    });
+    match verdict {
+        Verdict::Complete => Some(step.request),
+        Verdict::KeepStepping => None,
+        Verdict::AwaitReturn => {
+            // The current thread may always ask for its own frame pops.
+            match agent.jvmti.notify_frame_pop(thread, 0) {
+                Ok(()) => {
+                    let watch_entries = step.depth == StepDepth::Into;
+                    if update(id, step.serial, |st| st.phase = Phase::AwaitingReturn { watch_entries }) {
+                        resync(agent, thread, id);
+                    }
+                }
+                Err(e) => tracing::debug!(%e, "no frame pop for a step; single-stepping on"),
+            }
+            None
+        }
+    }
+}
+
+/// A method entry of the current thread: a step into, waiting for a filtered callee, single-steps
+/// again in a method it may stop in, and stops at its first step event there. (Single-stepping
+/// enabled at a method's entry skips its first bytecode, so, as with the JDK's agent, the step
+/// ends at the second.)
+pub fn on_method_entry(agent: &Agent, jni: Jni, thread: jthread, method: jmethodID) {
+    let Some(id) = thread_id(agent, thread) else { return };
+    let Some(step) = snapshot(id) else { return };
+    if step.phase != (Phase::AwaitingReturn { watch_entries: true }) {
+        return;
+    }
+    let Ok(depth) = agent.jvmti.get_frame_count(thread) else { return };
+    if depth > step.origin.depth
+        && enterable(agent, jni, &step.request, step.size, method)
+        && update(id, step.serial, |st| st.phase = Phase::Stepping)
+    {
+        resync(agent, thread, id);
+    }
+}
+
+/// A frame pop the current thread's step asked for: single-step again (the step decides at the
+/// next single step whether it is done). Frames popped by an exception are left to
+/// [`on_exception_catch`], as the JDK's agent does: stepping then resumes where the exception is
+/// caught, and the first step event comes after the handler's first bytecode.
+pub fn on_frame_pop(agent: &Agent, thread: jthread, by_exception: bool) {
+    if by_exception {
+        return;
+    }
+    let Some(id) = thread_id(agent, thread) else { return };
+    let Some(step) = snapshot(id) else {
+        resync(agent, thread, id);
+        return;
+    };
+    // The popping frame is still on the stack.
+    let after = agent.jvmti.get_frame_count(thread).map(|n| n - 1).unwrap_or(0);
+    let exited = after < step.origin.depth;
+    if update(id, step.serial, |st| {
+        st.origin.exited |= exited;
+        st.phase = Phase::Stepping;
+    }) {
+        resync(agent, thread, id);
+    }
+}
+
+/// An exception was caught in the current thread (at its current frame).
+pub fn on_exception_catch(agent: &Agent, thread: jthread) {
+    let Some(id) = thread_id(agent, thread) else { return };
+    let Some(step) = snapshot(id) else {
+        resync(agent, thread, id);
+        return;
+    };
+    let Ok(depth) = agent.jvmti.get_frame_count(thread) else { return };
+    let exited = depth < step.origin.depth;
+    let resume = catch_resumes(step.depth, step.origin.depth, step.phase, depth);
+    if (exited || resume)
+        && update(id, step.serial, |st| {
+            st.origin.exited |= exited;
+            if resume {
+                st.phase = Phase::Stepping;
+            }
+        })
+    {
+        resync(agent, thread, id);
+    }
+}
+
+/// The step of `request` completed on the current thread and its event was offered: unless the
+/// request is gone, the next step starts here.
+pub fn completed(agent: &Agent, jni: Jni, thread: jthread, request: &Request) {
+    if request.is_expired() {
+        end(agent, jni, request);
+        return;
+    }
+    let Some(id) = thread_id(agent, thread) else { return };
+    if let Some(step) = snapshot(id).filter(|s| s.request.id == request.id) {
+        restart(agent, thread, id, &step);
+    }
+}
+
+/// Frames of `thread` were popped (`StackFrame.PopFrames`, which JVMTI reports no frame pops for;
+/// the thread is suspended): its step, if any, starts again from where the thread now is, as with
+/// the JDK's agent. For the session thread, once the frames are gone.
+#[allow(dead_code)] // for `StackFrame.PopFrames` (commands/stack_frame.rs), which does not call it yet
+pub fn frames_popped(agent: &Agent, thread: jthread) {
+    let Some(id) = thread_id(agent, thread) else { return };
+    if let Some(step) = snapshot(id) {
+        restart(agent, thread, id, &step);
+    }
+}
+
+/// Starts `step` again from the thread's current location.
+fn restart(agent: &Agent, thread: jthread, id: ThreadId, step: &Snapshot) {
+    let Ok(origin) = origin_here(agent, thread, step.size) else { return };
+    let watched = step.depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
+    let phase = starting_phase(step.depth, watched);
+    if update(id, step.serial, |st| {
+        st.origin = origin;
+        st.phase = phase;
+    }) {
+        resync(agent, thread, id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `stepTarget`-like method 1: lines 10 (0..4), 11 (4..9, a call at 5), 12 (9..); a second
+    /// range of line 10 at 20 (a loop back to the first line).
+    fn origin(line_index: i64, depth: i32) -> Origin {
+        let lines = Lines::new(vec![(9, 12), (0, 10), (4, 11), (20, 10)]);
+        Origin { depth, method: 1, line: lines.line_at(line_index), lines: Arc::new(lines), exited: false }
+    }
+
+    fn at(depth: i32, method: usize, index: i64) -> Here {
+        Here { depth, method, index }
+    }
+
+    fn judge(size: StepSize, depth: StepDepth, origin: &Origin, here: Here, enterable: bool) -> Verdict {
+        judge_step(size, depth, origin, &here, || enterable)
+    }
+
+    use StepDepth::{Into, Out, Over};
+    use StepSize::{Line, Min};
+    use Verdict::{AwaitReturn, Complete, KeepStepping};
+
+    #[test]
+    fn line_lookup_takes_the_last_entry_at_or_before_the_index() {
+        let lines = Lines::new(vec![(9, 12), (2, 10), (4, 11)]);
+        assert_eq!(lines.line_at(0), Some(10), "code before the first entry is on the first line");
+        assert_eq!(lines.line_at(3), Some(10));
+        assert_eq!(lines.line_at(4), Some(11));
+        assert_eq!(lines.line_at(100), Some(12));
+        assert_eq!(lines.line_at(-1), None, "native code has no line");
+        assert_eq!(Lines::default().line_at(5), None);
+    }
+
+    #[test]
+    fn line_step_over_keeps_going_on_its_line_and_stops_on_the_next() {
+        let o = origin(4, 3);
+        assert_eq!(o.line, Some(11));
+        assert_eq!(judge(Line, Over, &o, at(3, 1, 5), false), KeepStepping);
+        assert_eq!(judge(Line, Over, &o, at(3, 1, 9), false), Complete);
+        // Back to an earlier line (a loop) is a change too.
+        assert_eq!(judge(Line, Over, &o, at(3, 1, 20), false), Complete);
+    }
+
+    #[test]
+    fn step_over_waits_out_calls_and_completes_in_the_caller() {
+        let o = origin(4, 3);
+        assert_eq!(judge(Line, Over, &o, at(4, 2, 0), true), AwaitReturn, "a callee, even one it could enter");
+        assert_eq!(judge(Min, Over, &o, at(4, 2, 0), true), AwaitReturn);
+        assert_eq!(judge(Line, Over, &o, at(2, 7, 15), false), Complete, "returned to the caller mid-line");
+    }
+
+    #[test]
+    fn step_into_stops_in_callees_it_may_enter_and_skips_the_others() {
+        let o = origin(4, 3);
+        assert_eq!(judge(Line, Into, &o, at(4, 2, 0), true), Complete);
+        assert_eq!(judge(Line, Into, &o, at(4, 2, 0), false), AwaitReturn, "filtered or without lines");
+        assert_eq!(judge(Line, Into, &o, at(3, 1, 5), false), KeepStepping);
+        // A min step into stops at the next bytecode wherever it is, filtered or not.
+        assert_eq!(judge(Min, Into, &o, at(6, 9, 3), false), Complete);
+        // The method filter is only asked about callees.
+        let asked = std::cell::Cell::new(false);
+        judge_step(Line, Into, &o, &at(3, 1, 9), || {
+            asked.set(true);
+            true
+        });
+        assert!(!asked.get());
+    }
+
+    #[test]
+    fn min_step_completes_at_the_next_bytecode_of_its_frame() {
+        let o = origin(0, 3);
+        assert_eq!(judge(Min, Over, &o, at(3, 1, 1), false), Complete);
+    }
+
+    #[test]
+    fn step_out_completes_only_in_a_caller() {
+        let o = origin(4, 3);
+        assert_eq!(judge(Line, Out, &o, at(4, 2, 0), true), AwaitReturn);
+        assert_eq!(judge(Line, Out, &o, at(3, 1, 9), true), AwaitReturn, "its own frame: wait for the pop");
+        assert_eq!(judge(Line, Out, &o, at(2, 5, 7), false), Complete);
+        assert_eq!(judge(Min, Out, &o, at(2, 5, 7), false), Complete);
+        // Same depth in another method: the origin frame (native) already returned.
+        assert_eq!(judge(Line, Out, &o, at(3, 8, 0), false), Complete);
+    }
+
+    #[test]
+    fn an_exited_origin_frame_completes_at_the_next_step() {
+        let mut o = origin(4, 3);
+        o.exited = true;
+        assert_eq!(judge(Line, Over, &o, at(3, 1, 5), false), Complete);
+    }
+
+    #[test]
+    fn steps_without_lines_or_from_native_code_complete_at_the_first_move() {
+        // A method without line numbers: any single step in its frame ends a line step.
+        let no_lines = Origin { depth: 2, method: 4, ..Origin::default() };
+        assert_eq!(judge(Line, Over, &no_lines, at(2, 4, 7), false), Complete);
+        // From a thread with no Java frame yet (depth 0): the first Java location is deeper.
+        let from_native = Origin::default();
+        assert_eq!(judge(Line, Into, &from_native, at(1, 3, 0), true), Complete);
+        assert_eq!(judge(Line, Over, &from_native, at(1, 3, 0), true), AwaitReturn);
+        // Same depth, another method: the line is that of a different method, so it changed.
+        let o = origin(4, 3);
+        assert_eq!(judge(Line, Over, &o, at(3, 2, 4), false), Complete);
+    }
+
+    #[test]
+    fn method_entries_stop_a_waiting_step_into_only_where_it_may_stop() {
+        assert!(entry_stops(Line, false, || true));
+        assert!(!entry_stops(Line, false, || false), "no line numbers (or native)");
+        assert!(!entry_stops(Line, true, || true), "class filtered out");
+        assert!(entry_stops(Min, false, || unreachable!("a min step needs no lines")));
+    }
+
+    #[test]
+    fn a_catch_in_or_below_the_origin_frame_resumes_a_waiting_step() {
+        let waiting = Phase::AwaitingReturn { watch_entries: false };
+        assert!(catch_resumes(Over, 3, waiting, 3), "caught in the origin frame");
+        assert!(catch_resumes(Over, 3, waiting, 2), "caught in a caller");
+        assert!(!catch_resumes(Over, 3, waiting, 4), "caught in the callee it waits for");
+        assert!(catch_resumes(Into, 3, Phase::AwaitingReturn { watch_entries: true }, 3));
+        assert!(!catch_resumes(Out, 3, waiting, 3), "a step out waits for the origin frame to go");
+        assert!(catch_resumes(Out, 3, waiting, 2));
+        assert!(!catch_resumes(Over, 3, Phase::Stepping, 3), "already stepping");
+    }
+
+    #[test]
+    fn phases_ask_for_just_the_events_they_need() {
+        assert_eq!(Needs::of(None), Needs::default());
+        assert_eq!(
+            Needs::of(Some(Phase::Stepping)),
+            Needs { single_step: true, frame_pop: true, exception_catch: true, method_entry: false }
+        );
+        assert_eq!(
+            Needs::of(Some(Phase::AwaitingReturn { watch_entries: true })),
+            Needs { single_step: false, frame_pop: true, exception_catch: true, method_entry: true }
+        );
+        assert_eq!(starting_phase(Out, true), Phase::AwaitingReturn { watch_entries: false });
+        assert_eq!(starting_phase(Out, false), Phase::Stepping, "an unwatchable origin frame is single-stepped");
+        assert_eq!(starting_phase(Over, true), Phase::Stepping);
+    }
+}
