@@ -7,7 +7,7 @@
 //! event suspended it, so it stops at its first call into the VM once the event is sent (a
 //! suspended thread runs native code until its next VM transition). Three threads take part:
 //!
-//! * **The session thread** checks the command, queues the invoke in the target thread's [`Slot`],
+//! * **The session thread** checks the command, queues the invoke in the target thread's slot,
 //!   resumes what the invoke needs (the target only with `INVOKE_SINGLE_THREADED`, otherwise one
 //!   count off every thread, as `VirtualMachine.Resume` does) and takes the reply over
 //!   ([`Session::defer_reply`]), so it goes on serving commands: the method may hit a breakpoint,
@@ -268,10 +268,10 @@ fn run(jni: Jni, invoke: &Invoke) -> Result<Outcome, ErrorCode> {
     let (object, class, method) =
         (invoke.object.map_or(std::ptr::null_mut(), |o| o.0), invoke.class.0, invoke.method());
     let ret = invoke.ret;
-    // SAFETY: the session thread checked that the method is of the kind called and belongs to the
-    // object's class or `class` (see `prepare`), that `ret` is its return type, and that `args`
-    // holds one value per parameter in the member of the parameter's type, references being
-    // global references to instances of the parameter types.
+    // SAFETY: the session thread checked (the command entry points, then `request` and `fill`)
+    // that the method is of the kind called and belongs to the object's class or to `class`, that
+    // `ret` is its return type, and that `args` holds one value per parameter in the member of the
+    // parameter's type, references being global references to instances of the parameter types.
     let result = unsafe {
         match invoke.kind {
             Kind::Virtual => jni.call_method(object, method, ret, &invoke.args),

@@ -218,7 +218,13 @@ fn load_known_classes(jni: Jni) -> Result<KnownClasses, ErrorCode> {
 type StartFn = unsafe extern "system" fn(*mut jvmtiEnv, *mut JNIEnv, *mut c_void);
 
 /// Starts a JVMTI agent thread: a daemon the VM runs for us and the debugger never sees.
-pub(crate) fn start_agent_thread(agent: &Agent, jni: Jni, name: &str, main: StartFn, arg: *mut c_void) -> Result<(), String> {
+pub(crate) fn start_agent_thread(
+    agent: &Agent,
+    jni: Jni,
+    name: &str,
+    main: StartFn,
+    arg: *mut c_void,
+) -> Result<(), String> {
     let fail = |what: &str| format!("cannot start the {name} thread: {what}");
     let thread_class = jni.find_class("java/lang/Thread").map_err(|e| fail(&e.to_string()))?;
     let ctor = jni.get_method_id(thread_class, "<init>", "(Ljava/lang/String;)V").map_err(|e| fail(&e.to_string()))?;

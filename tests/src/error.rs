@@ -19,6 +19,10 @@ pub enum Error {
     #[error("Java not found: {0} (set JAVA_HOME or put a JDK's bin/ on PATH)")]
     JavaNotFound(String),
 
+    /// Our agent library is not where the test binary's profile keeps it.
+    #[error("our agent is not built ({0} is missing): run `cargo build -p jdwp-agent`")]
+    AgentNotBuilt(PathBuf),
+
     /// `javac` ran but rejected the sources.
     #[error("javac failed ({status}) compiling {sources}:\n{diagnostics}")]
     Compile {

@@ -44,3 +44,12 @@ pub use java::{
     CompiledClasses, compile_java_sources, fixture_line, fixture_source_dir, fixtures, fixtures_cache_root, java_home,
     java_tool, try_java_home,
 };
+
+/// Our agent library, `target/<profile>/libjdwp_agent.so`, next to the running test binary's profile
+/// directory (build it first: `cargo build -p jdwp-agent`).
+pub fn our_agent_library() -> Result<std::path::PathBuf> {
+    let exe = std::env::current_exe().map_err(|e| Error::io("finding the test binary", e))?;
+    let lib =
+        exe.parent().and_then(std::path::Path::parent).unwrap_or(std::path::Path::new(".")).join("libjdwp_agent.so");
+    if lib.exists() { Ok(lib) } else { Err(Error::AgentNotBuilt(lib)) }
+}

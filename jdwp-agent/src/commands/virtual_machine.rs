@@ -181,8 +181,29 @@ pub fn capabilities_new(agent: &Agent, _: CapabilitiesNew) -> Result<Capabilitie
     })
 }
 
+/// A system property as the program sees it (`System.getProperty`): JVMTI only knows the values the
+/// VM started with, and some (`user.dir`) are set later by the class library.
+fn live_property(agent: &Agent, name: &str) -> Option<String> {
+    let jni = agent.jni().ok()?;
+    let system = jni.find_class("java/lang/System").ok()?;
+    let get = jni.get_static_method_id(system, "getProperty", "(Ljava/lang/String;)Ljava/lang/String;").ok()?;
+    let key = jni.new_string_utf(name).ok()?;
+    // SAFETY: `get` is System.getProperty(String) returning a String; one String argument.
+    let value =
+        unsafe { jni.call_static_method(system, get, crate::jni::JavaType::Object, &[jni_sys::jvalue { l: key }]) }
+            .ok()?;
+    // SAFETY: the method returns an object, so `l` is the member written.
+    let string = unsafe { value.l };
+    if string.is_null() {
+        return None;
+    }
+    jni.get_string_utf(string).ok()
+}
+
 pub fn class_paths(agent: &Agent, _: ClassPaths) -> Result<ClassPathsReply, ErrorCode> {
-    let prop = |name: &str| agent.jvmti.get_system_property(name).unwrap_or_default();
+    let prop = |name: &str| {
+        live_property(agent, name).or_else(|| agent.jvmti.get_system_property(name).ok()).unwrap_or_default()
+    };
     let sep = prop("path.separator");
     let sep = if sep.is_empty() { ":".to_string() } else { sep };
     let split = |s: String| -> Vec<String> {

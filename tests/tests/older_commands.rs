@@ -1,0 +1,161 @@
+//! Commands JDI clients still send but jdi-rs prefers newer forms of (`AllClasses` before
+//! `AllClassesWithGeneric`, `Fields`, `Methods`, `VariableTable`, `Capabilities`), and whole-VM
+//! commands the other suites do not reach (`ClassPaths`, `DisposeObjects`, `Hold/ReleaseEvents`,
+//! `SetDefaultStratum`, `Exit`). Each test runs against the JDK's agent and against ours, and checks
+//! the answers agree with the newer forms and with what the debuggee is.
+
+use std::time::Duration;
+
+use jdwp_protocol::commands::event::{Composite, Event};
+use jdwp_protocol::commands::event_request::{self as er, Modifier};
+use jdwp_protocol::commands::{method, reference_type as rt, virtual_machine as vm};
+use jdwp_protocol::{EventKind, ReferenceTypeId, SuspendPolicy, codec};
+use test_rig::wire::RawSession;
+use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn agents() -> Vec<(&'static str, Agent)> {
+    let ours = test_rig::our_agent_library().expect("our agent");
+    vec![("jdk", Agent::jdk_default()), ("ours", Agent::path(ours, DEFAULT_JDK_AGENT_OPTIONS))]
+}
+
+fn next_composite(s: &mut RawSession) -> Composite {
+    let packet = s.next_event().expect("an event");
+    codec::decode_body(&packet.body, s.id_sizes()).expect("a composite")
+}
+
+/// Starts Demo suspended, runs it until `Demo` is prepared, and returns the session and Demo's ID.
+fn demo_prepared(agent: Agent) -> (Debuggee, RawSession, ReferenceTypeId) {
+    let jvm = Debuggee::builder("Demo").agent(agent).spawn().expect("Demo starts");
+    let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
+    assert!(matches!(next_composite(&mut s).events.as_slice(), [Event::VmStart { .. }]));
+    let req = s
+        .send(&er::Set {
+            event_kind: EventKind::ClassPrepare,
+            suspend_policy: SuspendPolicy::All,
+            modifiers: vec![Modifier::ClassMatch { class_pattern: "Demo".into() }],
+        })
+        .unwrap();
+    s.send(&vm::Resume {}).unwrap();
+    let prepared = next_composite(&mut s);
+    let Some(Event::ClassPrepare { type_id, .. }) = prepared.events.first().cloned() else {
+        panic!("expected Demo's class prepare, got {prepared:?}")
+    };
+    s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: req.request_id }).unwrap();
+    (jvm, s, type_id)
+}
+
+fn finish(jvm: Debuggee, mut s: RawSession) {
+    s.send(&vm::Resume {}).unwrap();
+    s.send(&vm::Dispose {}).unwrap();
+    s.close();
+    let status = jvm.wait_for_exit(TIMEOUT).expect("Demo exits");
+    assert!(status.success(), "{status:?}\n{}", jvm.output_text());
+}
+
+#[test]
+fn older_listing_commands_agree_with_their_generic_forms() {
+    for (name, agent) in agents() {
+        let (jvm, mut s, demo) = demo_prepared(agent);
+
+        let plain = s.send(&vm::AllClasses {}).unwrap().classes;
+        let generic = s.send(&vm::AllClassesWithGeneric {}).unwrap().classes;
+        let demo_plain = plain.iter().find(|c| c.type_id == demo).expect("Demo in AllClasses");
+        let demo_generic = generic.iter().find(|c| c.type_id == demo).expect("Demo in AllClassesWithGeneric");
+        assert_eq!(demo_plain.signature, "LDemo;", "{name}");
+        assert_eq!((demo_plain.ref_type_tag, demo_plain.status), (demo_generic.ref_type_tag, demo_generic.status));
+
+        let fields = s.send(&rt::Fields { ref_type: demo }).unwrap().declared;
+        let generic_fields = s.send(&rt::FieldsWithGeneric { ref_type: demo }).unwrap().declared;
+        assert_eq!(fields.len(), generic_fields.len(), "{name}");
+        assert!(fields.iter().any(|f| f.name == "sInts" && f.signature == "[I"), "{name}: {fields:?}");
+
+        let methods = s.send(&rt::Methods { ref_type: demo }).unwrap().declared;
+        let tick = methods.iter().find(|m| m.name == "tick").expect("Demo.tick");
+        assert_eq!(tick.signature, "(I)I", "{name}");
+
+        let vars = s.send(&method::VariableTable { ref_type: demo, method_id: tick.method_id }).unwrap();
+        let names: Vec<&str> = vars.slots.iter().map(|v| v.name.as_str()).collect();
+        assert!(names.contains(&"this") && names.contains(&"n") && names.contains(&"doubled"), "{name}: {names:?}");
+        assert_eq!(vars.arg_cnt, 2, "{name}: `this` and `n`");
+
+        let old = s.send(&vm::Capabilities {}).unwrap();
+        let new = s.send(&vm::CapabilitiesNew {}).unwrap();
+        assert_eq!(
+            (old.can_get_bytecodes, old.can_watch_field_access, old.can_get_monitor_info),
+            (new.can_get_bytecodes, new.can_watch_field_access, new.can_get_monitor_info),
+            "{name}"
+        );
+        finish(jvm, s);
+    }
+}
+
+#[test]
+fn whole_vm_commands_answer() {
+    for (name, agent) in agents() {
+        let (jvm, mut s, demo) = demo_prepared(agent);
+
+        let paths = s.send(&vm::ClassPaths {}).unwrap();
+        let fixtures = test_rig::fixtures().unwrap().to_string_lossy().into_owned();
+        assert!(paths.classpaths.contains(&fixtures), "{name}: {paths:?}");
+        assert!(!paths.base_dir.is_empty(), "{name}");
+
+        s.send(&vm::SetDefaultStratum { stratum_id: "Java".into() }).unwrap();
+        s.send(&vm::DisposeObjects {
+            requests: vec![vm::DisposeRequest { object: jdwp_protocol::ObjectId(demo.0), ref_cnt: 1 }],
+        })
+        .unwrap();
+
+        finish(jvm, s);
+    }
+}
+
+#[test]
+fn held_events_wait_for_release() {
+    for (name, agent) in agents() {
+        // Deadlock starts three threads, prints "deadlocked" once they are stuck, and runs forever.
+        let jvm = Debuggee::builder("Deadlock").agent(agent).spawn().expect("Deadlock starts");
+        let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
+        assert!(matches!(next_composite(&mut s).events.as_slice(), [Event::VmStart { .. }]));
+        let req = s
+            .send(&er::Set {
+                event_kind: EventKind::ThreadStart,
+                suspend_policy: SuspendPolicy::None,
+                modifiers: vec![],
+            })
+            .unwrap();
+        s.send(&vm::HoldEvents {}).unwrap();
+        s.send(&vm::Resume {}).unwrap();
+        // The three threads have started once this line is out, so their events exist by now.
+        jvm.wait_for_line("deadlocked", TIMEOUT).expect("Deadlock reaches its deadlock");
+        // A command's reply comes after everything the agent sent before it: no event was sent.
+        s.send(&vm::Version {}).unwrap();
+        assert!(s.events.is_empty(), "{name}: events arrived while held: {:?}", s.events);
+        s.send(&vm::ReleaseEvents {}).unwrap();
+        // The held starts arrive now (the VM's own threads' too); reading stops at the third of ours,
+        // and each read fails on its own if an event never comes.
+        let mut names = Vec::new();
+        while !["deadlock-A", "deadlock-B", "deadlock-C"].iter().all(|t| names.iter().any(|n| n == t)) {
+            for event in next_composite(&mut s).events {
+                if let Event::ThreadStart { request_id, thread } = event {
+                    assert_eq!(request_id, req.request_id, "{name}");
+                    let thread_name =
+                        s.send(&jdwp_protocol::commands::thread_reference::Name { thread }).unwrap().thread_name;
+                    names.push(thread_name);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn exit_ends_the_vm_with_the_code_asked_for() {
+    for (name, agent) in agents() {
+        let (jvm, mut s, _) = demo_prepared(agent);
+        // The VM may exit before or after the reply is written; either is what the spec allows.
+        let _ = s.send(&vm::Exit { exit_code: 42 });
+        let status = jvm.wait_for_exit(TIMEOUT).expect("the VM exits");
+        assert_eq!(status.code(), Some(42), "{name}: {status:?}\n{}", jvm.output_text());
+    }
+}
