@@ -164,7 +164,9 @@ impl Agent {
         table.next += 1;
         let id = table.next;
         self.jvmti.set_tag(obj, id as i64)?;
-        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None });
+        // While the VM is suspended, new IDs are held like the others (see `ObjectEntry`).
+        let suspend_pin = if table.suspend_pinned { jni.new_global_ref(obj).ok().map(GlobalRef) } else { None };
+        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None, suspend_pin });
         Ok(ObjectId(id))
     }
 
@@ -244,6 +246,32 @@ impl Agent {
             }
             Err(_) if lock(&self.ids).entries.contains_key(&id.0) => Ok(true),
             Err(e) => Err(e),
+        }
+    }
+
+    /// The VM is suspended: hold every object the debugger has an ID for. Agent threads only.
+    pub fn pin_all_while_suspended(&self, jni: Jni) {
+        let mut table = lock(&self.ids);
+        table.suspend_pinned = true;
+        for entry in table.entries.values_mut() {
+            if entry.suspend_pin.is_none() {
+                let strong = jni.new_local_ref(entry.weak.0);
+                if !strong.is_null() {
+                    entry.suspend_pin = jni.new_global_ref(strong).ok().map(GlobalRef);
+                    jni.delete_local_ref(strong);
+                }
+            }
+        }
+    }
+
+    /// The VM runs again: objects nobody else holds may be collected.
+    pub fn unpin_all_after_suspend(&self, jni: Jni) {
+        let mut table = lock(&self.ids);
+        table.suspend_pinned = false;
+        for entry in table.entries.values_mut() {
+            if let Some(strong) = entry.suspend_pin.take() {
+                jni.delete_global_ref(strong.0);
+            }
         }
     }
 
@@ -372,7 +400,11 @@ pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 #[derive(Debug, Clone, Copy)]
 pub struct ObjectEntry {
     weak: GlobalRef,
+    /// Held by `DisableCollection`.
     pinned: Option<GlobalRef>,
+    /// Held while the whole VM is suspended, as the JDK's agent does: an object the debugger just
+    /// got (a `NewInstance` result, a string it created) must not vanish before it can use it.
+    suspend_pin: Option<GlobalRef>,
 }
 
 /// Object IDs ↔ objects. IDs are JVMTI tags, so an object keeps its ID; they are never reused.
@@ -380,6 +412,8 @@ pub struct ObjectEntry {
 pub struct ObjectTable {
     next: u64,
     entries: HashMap<u64, ObjectEntry>,
+    /// Whether every ID is held strongly now (the VM is suspended).
+    suspend_pinned: bool,
 }
 
 /// A field as the agent hands it out.
@@ -454,6 +488,14 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
     fn resume(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>> {
         self.agent.threads_resumed(threads);
         self.batch(threads, false)
+    }
+
+    fn vm_suspended(&self) {
+        self.agent.pin_all_while_suspended(self.jni);
+    }
+
+    fn vm_resumed(&self) {
+        self.agent.unpin_all_after_suspend(self.jni);
     }
 
     fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode> {

@@ -22,6 +22,10 @@ pub trait SuspendOps {
     fn resume(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>>;
     /// The live application threads (agent threads excluded).
     fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode>;
+    /// The whole VM went from running to suspended (the first outstanding VM-wide suspension).
+    fn vm_suspended(&self) {}
+    /// The last VM-wide suspension was undone.
+    fn vm_resumed(&self) {}
 }
 
 /// Suspend counts of every thread the debugger has suspended, and of the VM as a whole.
@@ -102,11 +106,17 @@ impl ThreadControl {
     pub fn suspend_all(&mut self, ops: &dyn SuspendOps) -> Result<(), ErrorCode> {
         let threads = ops.live_threads()?;
         self.vm_count += 1;
+        if self.vm_count == 1 {
+            ops.vm_suspended();
+        }
         self.suspend_threads(ops, &threads)
     }
 
     /// `VirtualMachine.Resume`: one count off every thread that has one.
     pub fn resume_all(&mut self, ops: &dyn SuspendOps) -> Result<(), ErrorCode> {
+        if self.vm_count == 1 {
+            ops.vm_resumed();
+        }
         self.vm_count = self.vm_count.saturating_sub(1);
         let threads: Vec<ThreadId> = self.counts.keys().copied().collect();
         self.resume_threads(ops, &threads)
@@ -131,6 +141,9 @@ impl ThreadControl {
 
     /// The debugger left: every thread it suspended runs again and all counts are cleared.
     pub fn reset(&mut self, ops: &dyn SuspendOps) {
+        if self.vm_count > 0 {
+            ops.vm_resumed();
+        }
         self.vm_count = 0;
         let threads: Vec<ThreadId> = self.counts.drain().map(|(t, _)| t).collect();
         if !threads.is_empty() {
@@ -246,6 +259,42 @@ mod tests {
         tc.resume_all(&vm).unwrap();
         tc.resume_all(&vm).unwrap();
         assert!(vm.suspended.borrow().is_empty());
+    }
+
+    #[test]
+    fn vm_wide_suspension_is_announced_once_each_way() {
+        #[derive(Default)]
+        struct Counting {
+            vm: FakeVm,
+            events: RefCell<Vec<&'static str>>,
+        }
+        impl SuspendOps for Counting {
+            fn suspend(&self, t: &[ThreadId]) -> Vec<Result<(), ErrorCode>> {
+                self.vm.suspend(t)
+            }
+            fn resume(&self, t: &[ThreadId]) -> Vec<Result<(), ErrorCode>> {
+                self.vm.resume(t)
+            }
+            fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode> {
+                self.vm.live_threads()
+            }
+            fn vm_suspended(&self) {
+                self.events.borrow_mut().push("suspended");
+            }
+            fn vm_resumed(&self) {
+                self.events.borrow_mut().push("resumed");
+            }
+        }
+        let ops = Counting { vm: vm(2), events: RefCell::default() };
+        let mut tc = ThreadControl::default();
+        tc.suspend_all(&ops).unwrap();
+        tc.suspend_all(&ops).unwrap();
+        tc.resume_all(&ops).unwrap();
+        tc.resume_all(&ops).unwrap();
+        tc.resume_all(&ops).unwrap();
+        tc.suspend_all(&ops).unwrap();
+        tc.reset(&ops);
+        assert_eq!(*ops.events.borrow(), ["suspended", "resumed", "suspended", "resumed"]);
     }
 
     #[test]
