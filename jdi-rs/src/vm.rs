@@ -165,8 +165,24 @@ impl VirtualMachine {
     /// Every loaded reference type that is prepared (arrays always are), as JDI lists them:
     /// types still being loaded are left out. One round trip; also records generic signatures.
     pub async fn all_classes(&self) -> Result<Vec<ReferenceType>> {
-        let r = self.send(&vmc::AllClassesWithGeneric {}).await?;
-        Ok(r.classes
+        let classes = match self.send(&vmc::AllClassesWithGeneric {}).await {
+            // An agent older than JDWP 1.5 only has the plain form.
+            Err(e) if e.code() == Some(jdwp_protocol::ErrorCode::NOT_IMPLEMENTED) => self
+                .send(&vmc::AllClasses {})
+                .await?
+                .classes
+                .into_iter()
+                .map(|c| vmc::GenericClassInfo {
+                    ref_type_tag: c.ref_type_tag,
+                    type_id: c.type_id,
+                    signature: c.signature,
+                    generic_signature: String::new(),
+                    status: c.status,
+                })
+                .collect(),
+            r => r?.classes,
+        };
+        Ok(classes
             .into_iter()
             .filter(|c| is_prepared(c.ref_type_tag, c.status))
             .map(|c| {
@@ -291,10 +307,39 @@ impl VirtualMachine {
         Ok(crate::mirrors::StringReference::new(self.clone(), r.string_object.into()))
     }
 
+    /// `CapabilitiesNew`, or for an agent that lacks it the old `Capabilities` (the rest `false`).
+    async fn fetch_capabilities(&self) -> Result<vmc::CapabilitiesNewReply> {
+        match self.send(&vmc::CapabilitiesNew {}).await {
+            Err(e) if e.code() == Some(jdwp_protocol::ErrorCode::NOT_IMPLEMENTED) => {
+                let old = self.send(&vmc::Capabilities {}).await?;
+                // All 32 flags false (32 zero bytes decode to exactly that), then the old seven.
+                let mut all: vmc::CapabilitiesNewReply =
+                    jdwp_protocol::codec::decode_body(&[0u8; 32], jdwp_protocol::IdSizes::default())
+                        .map_err(|source| JdiError::Decode { command: "VirtualMachine.Capabilities", source })?;
+                all.can_watch_field_modification = old.can_watch_field_modification;
+                all.can_watch_field_access = old.can_watch_field_access;
+                all.can_get_bytecodes = old.can_get_bytecodes;
+                all.can_get_synthetic_attribute = old.can_get_synthetic_attribute;
+                all.can_get_owned_monitor_info = old.can_get_owned_monitor_info;
+                all.can_get_current_contended_monitor = old.can_get_current_contended_monitor;
+                all.can_get_monitor_info = old.can_get_monitor_info;
+                Ok(all)
+            }
+            r => r,
+        }
+    }
+
+    /// Tells the VM the debugger no longer holds these object IDs (`VirtualMachine.DisposeObjects`),
+    /// each with how many times it was received; the VM may then free or reuse them.
+    pub async fn dispose_objects(&self, objects: &[(jdwp_protocol::ObjectId, i32)]) -> Result<()> {
+        let requests = objects.iter().map(|&(object, ref_cnt)| vmc::DisposeRequest { object, ref_cnt }).collect();
+        self.send(&vmc::DisposeObjects { requests }).await.map(drop)
+    }
+
     /// What the VM can do (`VirtualMachine.CapabilitiesNew`). Cached; see also the `can_*`
     /// methods.
     pub async fn capabilities(&self) -> Result<vmc::CapabilitiesNewReply> {
-        let c = self.inner.capabilities.get_or_try_init(|| async { self.send(&vmc::CapabilitiesNew {}).await }).await?;
+        let c = self.inner.capabilities.get_or_try_init(|| self.fetch_capabilities()).await?;
         Ok(c.clone())
     }
 

@@ -485,7 +485,26 @@ impl ReferenceType {
                 if self.is_array() {
                     return Ok(Vec::new());
                 }
-                let r = self.vm.send(&rt::FieldsWithGeneric { ref_type: self.id }).await?;
+                let r = match self.vm.send(&rt::FieldsWithGeneric { ref_type: self.id }).await {
+                    // An agent older than JDWP 1.5 only has the plain form.
+                    Err(e) if e.code() == Some(ErrorCode::NOT_IMPLEMENTED) => {
+                        let plain = self.vm.send(&rt::Fields { ref_type: self.id }).await?;
+                        rt::FieldsWithGenericReply {
+                            declared: plain
+                                .declared
+                                .into_iter()
+                                .map(|f| rt::GenericFieldInfo {
+                                    field_id: f.field_id,
+                                    name: f.name,
+                                    signature: f.signature,
+                                    generic_signature: String::new(),
+                                    mod_bits: f.mod_bits,
+                                })
+                                .collect(),
+                        }
+                    }
+                    r => r?,
+                };
                 Ok::<_, JdiError>(
                     r.declared
                         .into_iter()
@@ -587,7 +606,26 @@ impl ReferenceType {
                 if self.is_array() {
                     return Ok(Vec::new());
                 }
-                let r = self.vm.send(&rt::MethodsWithGeneric { ref_type: self.id }).await?;
+                let r = match self.vm.send(&rt::MethodsWithGeneric { ref_type: self.id }).await {
+                    // An agent older than JDWP 1.5 only has the plain form.
+                    Err(e) if e.code() == Some(ErrorCode::NOT_IMPLEMENTED) => {
+                        let plain = self.vm.send(&rt::Methods { ref_type: self.id }).await?;
+                        rt::MethodsWithGenericReply {
+                            declared: plain
+                                .declared
+                                .into_iter()
+                                .map(|m| rt::GenericMethodInfo {
+                                    method_id: m.method_id,
+                                    name: m.name,
+                                    signature: m.signature,
+                                    generic_signature: String::new(),
+                                    mod_bits: m.mod_bits,
+                                })
+                                .collect(),
+                        }
+                    }
+                    r => r?,
+                };
                 Ok::<_, JdiError>(
                     r.declared
                         .into_iter()
@@ -1525,7 +1563,29 @@ impl Method {
                     return Ok(None);
                 }
                 let cmd = mc::VariableTableWithGeneric { ref_type: self.data.declaring_type, method_id: self.data.id };
-                match self.vm.send(&cmd).await {
+                let reply = match self.vm.send(&cmd).await {
+                    // An agent older than JDWP 1.5 only has the plain form.
+                    Err(e) if e.code() == Some(ErrorCode::NOT_IMPLEMENTED) => {
+                        let plain = mc::VariableTable { ref_type: cmd.ref_type, method_id: cmd.method_id };
+                        self.vm.send(&plain).await.map(|r| mc::VariableTableWithGenericReply {
+                            arg_cnt: r.arg_cnt,
+                            slots: r
+                                .slots
+                                .into_iter()
+                                .map(|v| mc::GenericVariableSlot {
+                                    code_index: v.code_index,
+                                    name: v.name,
+                                    signature: v.signature,
+                                    generic_signature: String::new(),
+                                    length: v.length,
+                                    slot: v.slot,
+                                })
+                                .collect(),
+                        })
+                    }
+                    r => r,
+                };
+                match reply {
                     Ok(r) => {
                         let args_slots = r.arg_cnt;
                         Ok(Some(
