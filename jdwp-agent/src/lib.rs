@@ -18,6 +18,7 @@
 //! so that no panic unwinds into the VM.
 
 pub mod agent;
+mod allow;
 mod backend;
 mod callbacks;
 mod commands;

@@ -57,12 +57,13 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     for warning in &options.warnings {
         eprintln!("WARNING: JDWP: {warning}");
     }
-    if options.launch.is_some() || options.onthrow.is_some() || options.onuncaught || options.onjcmd {
-        return Err("ERROR: JDWP: launch, onthrow, onuncaught and onjcmd are not supported yet by this agent".into());
+    if options.onthrow.is_some() || options.onuncaught || options.onjcmd {
+        return Err("ERROR: JDWP: onthrow, onuncaught and onjcmd are not supported yet by this agent".into());
     }
     if options.transport != crate::options::Transport::Socket {
         return Err(format!("ERROR: JDWP: transport {} is not supported yet", options.transport.name()));
     }
+    crate::allow::AllowList::parse(options.allow.as_deref()).map_err(|e| format!("ERROR: JDWP {e}"))?;
     crate::logging::init(&options);
 
     // SAFETY: the VM passed us its JavaVM.
@@ -165,7 +166,8 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
     let address = agent.options.address.clone().unwrap_or_else(|| "127.0.0.1:0".into());
     let listener = if agent.options.server {
         let listener = jdwp_transports::listen(&address).map_err(|e| format!("transport error: {e}"))?;
-        if !agent.options.quiet {
+        // Like the JDK's agent: with `launch=` the address goes to the launched debugger instead.
+        if !agent.options.quiet && agent.options.launch.is_none() {
             // Byte-identical to the JDK's line: IDEs and scripts parse it.
             println!("Listening for transport dt_socket at address: {}", listener.local_addr().port());
             let _ = std::io::stdout().flush();
@@ -175,11 +177,22 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
         None
     };
 
+    if let Some(command) = &agent.options.launch {
+        // `launch=cmd`: start the debugger with the transport's name and address appended, as the
+        // JDK's agent does (its address is the one we listen on, or the one we attach to).
+        let address = match &listener {
+            Some(l) => l.local_addr().port().to_string(),
+            None => address.clone(),
+        };
+        launch_debugger(command, &address)?;
+    }
+
     let (helper, jobs) = EventHelper::new();
     let _ = agent.helper.set(helper);
     let jobs = Box::new(jobs);
     start_agent_thread(agent, jni, "JDWP Event Helper Thread", helper_main, Box::into_raw(jobs).cast())?;
-    let session_args = Box::new(SessionArgs { listener, address });
+    let allow = crate::allow::AllowList::parse(agent.options.allow.as_deref())?;
+    let session_args = Box::new(SessionArgs { listener, address, allow });
     start_agent_thread(
         agent,
         jni,
@@ -195,6 +208,17 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
         crate::callbacks::report(agent, jni, init_thread, SuspendPolicy::All, events);
     }
     Ok(())
+}
+
+fn launch_debugger(command: &str, address: &str) -> Result<(), String> {
+    let mut words = command.split_whitespace();
+    let program = words.next().ok_or("launch= names no command")?;
+    std::process::Command::new(program)
+        .args(words)
+        .args(["dt_socket", address])
+        .spawn()
+        .map(drop)
+        .map_err(|e| format!("cannot launch {program}: {e}"))
 }
 
 fn load_known_classes(jni: Jni) -> Result<KnownClasses, ErrorCode> {
@@ -252,6 +276,26 @@ unsafe extern "system" fn helper_main(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, ar
 struct SessionArgs {
     listener: Option<jdwp_transports::SocketListener>,
     address: String,
+    allow: crate::allow::AllowList,
+}
+
+/// Accepts the next debugger whose address the `allow` option admits; others are turned away.
+fn accept_allowed(
+    listener: &jdwp_transports::SocketListener,
+    timeout: Option<std::time::Duration>,
+    allow: &crate::allow::AllowList,
+) -> Result<jdwp_transports::SocketConnection, jdwp_transports::TransportError> {
+    let deadline = timeout.map(|t| std::time::Instant::now() + t);
+    loop {
+        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
+        let conn = listener.accept_with_timeout(left)?;
+        let peer = conn.peer_addr().ip();
+        if allow.allows(peer) {
+            return Ok(conn);
+        }
+        tracing::warn!(%peer, "debugger refused by the allow option");
+        eprintln!("ERROR: JDWP: peer {peer} not allowed to connect");
+    }
 }
 
 unsafe extern "system" fn session_main(_: *mut jvmtiEnv, _jni_env: *mut JNIEnv, arg: *mut c_void) {
@@ -260,16 +304,17 @@ unsafe extern "system" fn session_main(_: *mut jvmtiEnv, _jni_env: *mut JNIEnv, 
     crate::guard((), move || {
         let Some(agent) = agent() else { return };
         let backend = crate::backend::AgentBackend { agent };
-        let keep_going = || !agent.is_vm_dead();
         let result = match &args.listener {
-            Some(listener) => {
-                jdwp_transports::socket::SocketListener::accept_with_timeout(listener, agent.options.timeout).and_then(
-                    |first| {
-                        crate::session::serve(first, &backend)?;
-                        crate::session::serve_forever(listener, &backend, None, &keep_going)
-                    },
-                )
-            }
+            Some(listener) => (|| {
+                // Only the first debugger is waited for with `timeout`; later ones come when they come.
+                let mut timeout = agent.options.timeout;
+                while !agent.is_vm_dead() {
+                    let conn = accept_allowed(listener, timeout, &args.allow)?;
+                    timeout = None;
+                    crate::session::serve(conn, &backend)?;
+                }
+                Ok(())
+            })(),
             None => jdwp_transports::attach(&args.address, agent.options.timeout)
                 .and_then(|conn| crate::session::serve(conn, &backend).map(drop)),
         };

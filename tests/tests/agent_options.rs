@@ -1,0 +1,66 @@
+//! Our agent's startup options in a real JVM: `allow`, `launch`, and a bad option stopping the VM.
+
+use std::time::Duration;
+
+use jdwp_protocol::commands::virtual_machine as vm;
+use test_rig::wire::RawSession;
+use test_rig::{Agent, Debuggee, Stream};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn ours(options: &str) -> Agent {
+    Agent::path(test_rig::our_agent_library().expect("our agent"), options)
+}
+
+#[test]
+fn allow_admits_listed_peers_only() {
+    let refused = Debuggee::builder("Demo")
+        .agent(ours("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0,allow=10.0.0.1"))
+        .spawn()
+        .unwrap();
+    // The connection is dropped before any command is served.
+    let outcome = RawSession::attach(&refused.address().to_string(), TIMEOUT);
+    assert!(outcome.is_err(), "a peer outside allow= got a session");
+    refused.wait_for_line_in(Stream::Stderr, "not allowed to connect", TIMEOUT).unwrap();
+
+    let admitted = Debuggee::builder("Demo")
+        .agent(ours("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0,allow=127.0.0.0/8+::1"))
+        .spawn()
+        .unwrap();
+    let mut s = RawSession::attach(&admitted.address().to_string(), TIMEOUT).unwrap();
+    assert_eq!(s.send(&vm::Version {}).unwrap().jdwp_major, 17);
+    s.send(&vm::Dispose {}).unwrap();
+    let status = admitted.wait_for_exit(TIMEOUT).expect("Demo runs to the end once the debugger leaves");
+    assert!(status.success(), "{status:?}");
+}
+
+#[test]
+fn launch_starts_the_debugger_with_transport_and_address() {
+    let jvm = Debuggee::builder("Demo")
+        .agent(ours("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0,launch=echo launched"))
+        .expect_listening(false)
+        .spawn()
+        .unwrap();
+    let line = jvm.wait_for_line("launched dt_socket", TIMEOUT).unwrap();
+    let port: u16 = line.trim().rsplit(' ').next().and_then(|p| p.parse().ok()).expect("a port");
+    assert_ne!(port, 0);
+    assert!(jvm.wait_for_exit(TIMEOUT).expect("Demo ends").success());
+    // As with the JDK's agent, the address goes to the launched command, not to stdout.
+    assert!(!jvm.stdout_text().contains("Listening for transport"), "{}", jvm.stdout_text());
+}
+
+#[test]
+fn a_bad_option_names_itself_and_stops_the_vm() {
+    for (options, named) in [
+        ("transport=dt_socket,server=y,bogus=1", "bogus"),
+        ("transport=dt_socket,server=y,allow=10.0.0.0/40", "10.0.0.0/40"),
+        ("transport=dt_socket,server=maybe", "server"),
+    ] {
+        let jvm = Debuggee::builder("Demo").agent(ours(options)).expect_listening(false).spawn().unwrap();
+        let status = jvm.wait_for_exit(TIMEOUT).expect("the VM refuses to start");
+        assert!(!status.success(), "{options}: {status:?}");
+        let output = jvm.output_text();
+        assert!(output.contains(named) && output.contains("ERROR"), "{options}: {output}");
+        assert!(!output.contains("Demo done"), "{options}: the program must not run");
+    }
+}
