@@ -190,18 +190,21 @@ impl Agent {
         if obj.is_null() { Err(ErrorCode::INVALID_OBJECT) } else { Ok(obj) }
     }
 
-    /// A class by reference type ID, checked to really be a class object.
+    /// A class by reference type ID, checked to really be a class object. As with the JDK's agent,
+    /// an ID that names no object is `INVALID_OBJECT`, and null or another kind of object is
+    /// `INVALID_CLASS`.
     pub fn class(&self, jni: Jni, id: ReferenceTypeId) -> Result<jclass, ErrorCode> {
-        let obj = self.object(jni, ObjectId(id.0)).map_err(|_| ErrorCode::INVALID_CLASS)?;
+        let obj = self.object(jni, ObjectId(id.0))?;
         if obj.is_null() || !jni.is_instance_of(obj, self.known()?.class.0) {
             return Err(ErrorCode::INVALID_CLASS);
         }
         Ok(obj)
     }
 
-    /// A thread by ID, checked to really be a thread.
+    /// A thread by ID, checked to really be a thread: `INVALID_OBJECT` for an ID that names no
+    /// object, `INVALID_THREAD` for null or another kind of object (as the JDK's agent answers).
     pub fn thread(&self, jni: Jni, id: ThreadId) -> Result<jthread, ErrorCode> {
-        let obj = self.object(jni, ObjectId(id.0)).map_err(|_| ErrorCode::INVALID_THREAD)?;
+        let obj = self.object(jni, ObjectId(id.0))?;
         if obj.is_null() || !jni.is_instance_of(obj, self.known()?.thread.0) {
             return Err(ErrorCode::INVALID_THREAD);
         }

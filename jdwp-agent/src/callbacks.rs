@@ -569,6 +569,17 @@ pub unsafe extern "system" fn on_vm_death(_: *mut jvmtiEnv, jni_env: *mut JNIEnv
         // Held events would keep the VM from ever exiting.
         crate::hold::release();
         report(agent, jni, std::ptr::null_mut(), policy, events);
+        if policy != SuspendPolicy::None {
+            // This thread stops at its next call into the VM while the debugger keeps it suspended...
+            if let Ok(me) = agent.jvmti.get_current_thread() {
+                jni.delete_local_ref(me);
+            }
+            // ...and once resumed, waits until the reply to the command that resumed it is written:
+            // the VM exits as soon as this callback returns, and would cut that reply off.
+            if let Some(session) = agent.session() {
+                drop(session.order());
+            }
+        }
         agent.vm_dead.store(true, std::sync::atomic::Ordering::Release);
     });
 }

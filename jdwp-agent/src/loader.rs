@@ -165,7 +165,9 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
 
     let address = agent.options.address.clone().unwrap_or_else(|| "127.0.0.1:0".into());
     let listener = if agent.options.server {
-        let listener = jdwp_transports::listen(&address).map_err(|e| format!("transport error: {e}"))?;
+        let mut listener = jdwp_transports::listen(&address).map_err(|e| format!("transport error: {e}"))?;
+        // A peer that connects and never completes the handshake must not lock real debuggers out.
+        listener.set_handshake_timeout(Some(HANDSHAKE_TIMEOUT));
         // Like the JDK's agent: with `launch=` the address goes to the launched debugger instead.
         if !agent.options.quiet && agent.options.launch.is_none() {
             // Byte-identical to the JDK's line: IDEs and scripts parse it.
@@ -238,6 +240,9 @@ fn load_known_classes(jni: Jni) -> Result<KnownClasses, ErrorCode> {
         throwable: class("java/lang/Throwable")?,
     })
 }
+
+/// How long a connecting peer has to send `JDWP-Handshake` before the next one is served.
+const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 type StartFn = unsafe extern "system" fn(*mut jvmtiEnv, *mut JNIEnv, *mut c_void);
 

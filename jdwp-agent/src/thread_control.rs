@@ -63,8 +63,11 @@ impl ThreadControl {
                 Ok(()) => {
                     self.counts.insert(*thread, 1);
                 }
-                // A thread that died meanwhile is simply not suspended; report other failures.
-                Err(ErrorCode::THREAD_NOT_ALIVE) if threads.len() > 1 => {}
+                // A thread that has ended (or not started) cannot run anyway: the suspension is
+                // counted, not refused, as the JDK's agent does, so resumes stay balanced.
+                Err(ErrorCode::THREAD_NOT_ALIVE) => {
+                    self.counts.insert(*thread, 1);
+                }
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -191,15 +194,15 @@ mod tests {
             *self.calls.borrow_mut() += 1;
             threads
                 .iter()
-                .map(
-                    |t| {
-                        if self.suspended.borrow_mut().remove(t) {
-                            Ok(())
-                        } else {
-                            Err(ErrorCode::THREAD_NOT_SUSPENDED)
-                        }
-                    },
-                )
+                .map(|t| {
+                    if !self.live.borrow().contains(t) {
+                        Err(ErrorCode::THREAD_NOT_ALIVE)
+                    } else if self.suspended.borrow_mut().remove(t) {
+                        Ok(())
+                    } else {
+                        Err(ErrorCode::THREAD_NOT_SUSPENDED)
+                    }
+                })
                 .collect()
         }
         fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode> {
@@ -315,6 +318,9 @@ mod tests {
         vm.live.borrow_mut().retain(|t| *t != ThreadId(2));
         tc.suspend_all(&vm).unwrap();
         assert_eq!(tc.suspend_count(ThreadId(1)), 1);
-        assert_eq!(tc.suspend_thread(&vm, ThreadId(2)), Err(ErrorCode::THREAD_NOT_ALIVE));
+        // Suspending a dead thread is counted, not refused, and resuming it is harmless.
+        assert_eq!(tc.suspend_thread(&vm, ThreadId(2)), Ok(()));
+        assert_eq!(tc.suspend_count(ThreadId(2)), 1);
+        assert_eq!(tc.resume_thread(&vm, ThreadId(2)), Ok(()));
     }
 }

@@ -57,13 +57,11 @@ pub fn read_static(agent: &Agent, jni: Jni, field: &FieldEntry) -> Result<Value,
     }
 }
 
-/// Reads a field of `obj` (static fields are read through their class, as the spec allows).
+/// Reads an instance field of `obj`. Static fields are refused: `ObjectReference.GetValues` is for
+/// instance fields (JDI reads statics through `ReferenceType.GetValues`).
 pub fn read_field(agent: &Agent, jni: Jni, obj: jobject, field: &FieldEntry) -> Result<Value, ErrorCode> {
-    if field.is_static {
-        return read_static(agent, jni, field);
-    }
-    // The field must belong to the object's class or a superclass, or JNI would read garbage.
-    if !jni.is_instance_of(obj, field.class.0) {
+    // The field must belong to the object's class or a supertype, or JNI would read garbage.
+    if field.is_static || !jni.is_instance_of(obj, field.class.0) {
         return Err(ErrorCode::INVALID_FIELDID);
     }
     let ty = JavaType::from_descriptor(&field.signature).ok_or(ErrorCode::INVALID_FIELDID)?;

@@ -140,11 +140,12 @@ pub fn methods_with_generic(agent: &Agent, cmd: MethodsWithGeneric) -> Result<Me
 
 /// Static field values.
 pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, ErrorCode> {
-    let (jni, _) = class(agent, cmd.ref_type)?;
+    let (jni, c) = class(agent, cmd.ref_type)?;
     let mut values = Vec::with_capacity(cmd.fields.len());
     for f in cmd.fields {
         let field = agent.field(f)?;
-        if !field.is_static {
+        // Static, and declared by this type or one of its supertypes (as the spec requires).
+        if !field.is_static || !jni.is_assignable_from(c, field.class.0) {
             return Err(ErrorCode::INVALID_FIELDID);
         }
         values.push(crate::values::read_static(agent, jni, &field)?);

@@ -77,6 +77,10 @@ pub fn suspend_count(agent: &Agent, cmd: SuspendCount) -> Result<SuspendCountRep
 /// The thread, which must be suspended by the debugger for its frames to mean anything.
 fn suspended(agent: &Agent, id: ThreadId) -> Result<(Jni, jthread), ErrorCode> {
     let (jni, t) = thread(agent, id)?;
+    // A thread that has ended has no frames: the JDK's agent calls it an invalid thread.
+    if agent.jvmti.get_thread_state(t)? & JVMTI_THREAD_STATE_ALIVE == 0 {
+        return Err(ErrorCode::INVALID_THREAD);
+    }
     if lock(&agent.threads).suspend_count(id) == 0 {
         return Err(ErrorCode::THREAD_NOT_SUSPENDED);
     }
