@@ -60,7 +60,14 @@ def main():
     traced = set()
     if len(sys.argv) > 1:
         traced = {line.strip() for line in open(sys.argv[1]) if line.strip()}
-    agent_text = ''.join(open(p).read() for p in glob.glob(f'{ROOT}/jdwp-agent/src/commands/*.rs'))
+    # (module, command struct) of every entry of the agent's dispatch tables: `c::module::Struct =>`, or
+    # `Struct =>` in a file named after the command set's module.
+    handled = set()
+    for path in glob.glob(f'{ROOT}/jdwp-agent/src/commands/*.rs'):
+        stem = path.rsplit('/', 1)[1][:-3]
+        for table in re.findall(r'dispatch_table!\(Agent;(.*?)\);', open(path).read(), re.S):
+            for module, struct in re.findall(r'(?:c::(\w+)::)?(\w+)\s*=>', table):
+                handled.add((module or stem, struct))
     client_files = glob.glob(f'{ROOT}/jdi-rs/src/**/*.rs', recursive=True)
     rows = commands()
     out = ['# JDWP command coverage', '',
@@ -72,7 +79,7 @@ def main():
     totals = [0, 0, 0, 0]
     for set_id, cmd, set_name, name, module, struct in rows:
         qualified = f'{set_name}.{name}'
-        agent = bool(re.search(rf'c::{module}::{struct}\s*=>', agent_text))
+        agent = (module, struct) in handled
         if module == 'event':
             # Sent by the agent (the event helper), not handled.
             agent = 'Composite' in open(f'{ROOT}/jdwp-agent/src/event_helper.rs').read()

@@ -269,3 +269,12 @@ fn every_event_kind_and_modifier_kind_round_trips() {
     assert_eq!(expected.len(), 18);
     assert_eq!(modifiers, ModKind::ALL.iter().copied().collect::<BTreeSet<_>>());
 }
+
+#[test]
+fn the_coverage_table_lists_every_command() {
+    let table = include_str!("../../spec-notes/coverage.md");
+    for info in all_commands() {
+        let row = format!("| {} | {} | {} |", info.set, info.cmd, info.qualified_name);
+        assert!(table.contains(&row), "spec-notes/coverage.md has no row for {info:?}: regenerate it");
+    }
+}
