@@ -13,7 +13,11 @@
 //! the same order and print one `RESULT key=value...` line; with `--runs N` each side runs N times
 //! (rotating the order) and the table shows medians. jdi-rs runs twice: on tokio's multi-thread
 //! runtime (`jdi-rs`, what `#[tokio::main]` gives) and on its current-thread one (`jdi-rs-ct`).
+//!
+//! `bench agent [...]` is the other benchmark: the JDK's agent against ours, with the JDK's JDI as
+//! the client of both (see `agent.rs`).
 
+mod agent;
 mod side;
 
 use std::collections::BTreeMap;
@@ -48,8 +52,11 @@ pub struct Lines {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    let result =
-        if argv.first().map(String::as_str) == Some("--side") { side::main(&argv[1..]) } else { orchestrate(&argv) };
+    let result = match argv.first().map(String::as_str) {
+        Some("--side") => side::main(&argv[1..]),
+        Some("agent") => agent::main(&argv[1..]),
+        _ => orchestrate(&argv),
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -93,7 +100,8 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             }
             "--help" => {
                 return Err("usage: bench [--hits N] [--steps N] [--round-trips N] [--concurrency N] [--depth N] \
-                            [--reps N] [--runs N] [--only jdi-rs|jdi-rs-ct|jdi]"
+                            [--reps N] [--runs N] [--only jdi-rs|jdi-rs-ct|jdi]\n       \
+                            bench agent --help   (the agent benchmark: the JDK's agent against ours)"
                     .into());
             }
             other => return Err(format!("unknown option {other} (try --help)")),
@@ -203,19 +211,26 @@ fn run_side(side: &str, mut cmd: Command) -> Result<BTreeMap<String, f64>, Strin
         .collect()
 }
 
-/// Compiles JdiBench.java into `<target>/bench-java/` and returns that directory.
+/// Compiles the JDI clients (`bench/java/*.java`: JdiBench, JdiAgentBench) into
+/// `<target>/bench-java/` and returns that directory.
 fn compile_jdi_bench() -> Result<PathBuf, String> {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("java").join("JdiBench.java");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("java");
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("reading {}: {e}", dir.display()))?
+        .filter_map(|entry| Some(entry.ok()?.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "java"))
+        .collect();
+    sources.sort();
     let out = test_rig::fixtures_cache_root().parent().map(|t| t.join("bench-java")).ok_or("no target directory")?;
     let javac = test_rig::java_tool("javac").map_err(|e| e.to_string())?;
     let status = Command::new(javac)
         .args(["--add-modules", "jdk.jdi", "-d"])
         .arg(&out)
-        .arg(&source)
+        .args(&sources)
         .status()
         .map_err(|e| format!("running javac: {e}"))?;
     if !status.success() {
-        return Err(format!("javac {} failed ({status})", source.display()));
+        return Err(format!("javac {} failed ({status})", dir.display()));
     }
     Ok(out)
 }

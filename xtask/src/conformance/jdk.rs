@@ -193,3 +193,20 @@ pub fn verify_copy(jdk: &Path, copy: &Path, agent: Option<&Path>) -> Result<()> 
     println!("verified: a debuggee started from the copy (pid {pid}) maps {} and {}", libjvm.display(), want.display());
     Ok(())
 }
+
+/// Kills the processes still running a program of the JDK copy once jtreg has ended: debuggees whose
+/// test was stopped at its timeout outlive it (a debuggee stuck in a held event never exits). Processes
+/// are matched by their executable's path, inside `copy`, which no other run shares. Returns their pids.
+pub fn kill_leftovers(copy: &Path) -> Vec<u32> {
+    let Ok(copy) = fs::canonicalize(copy) else { return Vec::new() };
+    let Ok(entries) = fs::read_dir("/proc") else { return Vec::new() };
+    let pids: Vec<u32> = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|exe| exe.starts_with(&copy)))
+        .collect();
+    for pid in &pids {
+        let _ = Command::new("kill").args(["-KILL", &pid.to_string()]).status();
+    }
+    pids
+}

@@ -2,9 +2,11 @@
 
 use std::{
     fs,
+    os::unix::process::CommandExt,
     path::{Path, PathBuf},
     process::Command,
-    time::Instant,
+    sync::mpsc,
+    time::{Duration, Instant},
 };
 
 use crate::process::{self, Context, Result};
@@ -28,6 +30,8 @@ pub struct Run<'a> {
     pub timeout_factor: f64,
     /// The JDK that runs jtreg itself (`JTREG_JAVA`): the original, not the copy under test.
     pub host_jdk: &'a Path,
+    /// Stop jtreg (and fail) after this long.
+    pub max_minutes: Option<f64>,
 }
 
 /// A test that failed or could not run.
@@ -99,7 +103,7 @@ pub fn file_of(name: &str) -> &str {
     name.split_once('#').map_or(name, |(f, _)| f)
 }
 
-/// Runs jtreg and reads its results.
+/// Runs jtreg, then reads its results with [`read_results`].
 pub fn run(r: &Run<'_>) -> Result<Results> {
     let work = r.run_dir.join("work");
     let report = r.run_dir.join("report");
@@ -109,6 +113,9 @@ pub fn run(r: &Run<'_>) -> Result<Results> {
         }
     }
     fs::create_dir_all(r.run_dir).ctx(|| format!("creating {}", r.run_dir.display()))?;
+    // Remembered for `--results-only`, which must know what the run covered.
+    let selection = r.tests.map_or_else(|| SELECTION_ALL.to_owned(), |t| t.join("\n"));
+    fs::write(r.run_dir.join(SELECTION_FILE), selection).ctx(|| "writing the selection".into())?;
     // As make/RunTests.gmk: each of the concurrent VMs gets its share of a quarter of the memory.
     let max_ram = 25.0 / f64::from(r.conc);
     let mut cmd = Command::new(r.jtreg);
@@ -136,29 +143,70 @@ pub fn run(r: &Run<'_>) -> Result<Results> {
     for var in ["JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"] {
         cmd.env_remove(var);
     }
+    if r.max_minutes.is_some() {
+        // Its own process group, so that the deadline can stop jtreg and every VM it started.
+        cmd.process_group(0);
+    }
     let count = r.tests.map_or_else(|| format!("all of {}", r.suite_dir), |t| format!("{} selected", t.len()));
     println!("== jtreg ({count} tests, -conc:{}, -timeoutFactor:{})", r.conc, r.timeout_factor);
     let line = process::shown(&cmd);
     println!("$ {line}");
     let started = Instant::now();
-    let status = cmd.status().ctx(|| format!("running `{line}`"))?;
-    println!("jtreg finished in {:.1} min ({status})", started.elapsed().as_secs_f64() / 60.0);
-    let summary = report.join("text").join("summary.txt");
-    let text = fs::read_to_string(&summary);
-    // jtreg: 0 all passed, 1 some failed, 2 some errors; anything else is jtreg itself failing.
-    let text = match (status.code(), text) {
-        (Some(0..=2), Ok(t)) => t,
-        (Some(0), Err(_)) => String::new(), // nothing selected (e.g. all on the problem list)
-        (_, text) => {
-            return Err(format!(
-                "jtreg failed ({status}){}",
-                text.err().map_or(String::new(), |e| format!("; no {}: {e}", summary.display()))
-            ));
+    let mut child = cmd.spawn().ctx(|| format!("running `{line}`"))?;
+    let status = match r.max_minutes {
+        None => child.wait().ctx(|| "waiting for jtreg".into())?,
+        Some(minutes) => {
+            let pid = child.id();
+            let (tx, rx) = mpsc::channel();
+            std::thread::spawn(move || {
+                let _ = tx.send(child.wait());
+            });
+            match rx.recv_timeout(Duration::from_secs_f64(minutes * 60.0)) {
+                Ok(status) => status.ctx(|| "waiting for jtreg".into())?,
+                Err(_) => {
+                    let _ = Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status();
+                    let _ = rx.recv();
+                    return Err(format!(
+                        "the jtreg run exceeded --max-minutes {minutes} and was stopped; the .jtr files of the \
+                         tests that finished are under {}",
+                        work.display()
+                    ));
+                }
+            }
         }
+    };
+    println!("jtreg finished in {:.1} min ({status})", started.elapsed().as_secs_f64() / 60.0);
+    // jtreg's exit codes: 0 all passed, 1 no tests selected, 2 some failed, 3 some had errors
+    // (timeouts among them); from 4 on jtreg itself failed (bad arguments, a fault).
+    match status.code() {
+        Some(0..=3) => read_results(r.run_dir),
+        _ => Err(format!("jtreg failed ({status})")),
+    }
+}
+
+/// Where a run records its selection of tests.
+const SELECTION_FILE: &str = "selection.txt";
+const SELECTION_ALL: &str = "(the whole suite)";
+
+/// The tests the run in `run_dir` selected (`None`: the whole suite).
+pub fn recorded_selection(run_dir: &Path) -> Result<Option<Vec<String>>> {
+    let path = run_dir.join(SELECTION_FILE);
+    let text = fs::read_to_string(&path).ctx(|| format!("reading {} (no earlier run?)", path.display()))?;
+    Ok((text != SELECTION_ALL).then(|| text.lines().map(str::to_owned).collect()))
+}
+
+/// The results of the jtreg run in `run_dir`, from its report and .jtr files.
+pub fn read_results(run_dir: &Path) -> Result<Results> {
+    let summary = run_dir.join("report").join("text").join("summary.txt");
+    let text = match fs::read_to_string(&summary) {
+        Ok(t) => t,
+        // jtreg writes no summary when nothing was selected (e.g. all on the problem list).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && run_dir.join(SELECTION_FILE).is_file() => String::new(),
+        Err(e) => return Err(format!("reading {}: {e}", summary.display())),
     };
     let mut results = parse_summary(&text);
     for f in &mut results.failed {
-        f.hint = hint(&work, &f.name);
+        f.hint = hint(&run_dir.join("work"), &f.name);
     }
     Ok(results)
 }
@@ -231,6 +279,10 @@ pub fn hint_from_jtr(text: &str) -> String {
             };
         }
         return shorten(lines[at]);
+    }
+    if let Some(ms) = lines.iter().find_map(|l| l.split_once("timed out (timeout set to ")?.1.split("ms").next()) {
+        let minutes = ms.trim().parse::<f64>().map_or(String::new(), |ms| format!(" after {:.0} min", ms / 60_000.0));
+        return format!("timed out{minutes} (hangs)");
     }
     lines
         .iter()
@@ -356,6 +408,8 @@ test result: Failed. Execution failed
         assert_eq!(hint_from_jtr("x\n[0:00:01.5] # ERROR: boom\ntest result: Failed. y\n"), "# ERROR: boom");
         assert_eq!(hint_from_jtr("x\ntest result: Failed. y\n"), "test result: Failed. y");
         assert_eq!(hint_from_jtr(""), "");
+        let timeout = "execStatus=Error. Program `java' timed out (timeout set to 1680000ms, elapsed time 1680125ms)";
+        assert_eq!(hint_from_jtr(timeout), "timed out after 28 min (hangs)");
         let negative = "Command: ReferenceType.Instances\n[1:58:57.704] # ERROR: Reply doesn't contain expected error 20, error code = 21\n";
         assert_eq!(
             hint_from_jtr(negative),

@@ -38,9 +38,12 @@ options:
   --tests PATTERN...                      only tests whose name (path under the suite's test root,
                                           e.g. vmTestbase/nsk/jdwp/.../TestDescription.java)
                                           contains one of the patterns (`*` matches anything)
+  --skip PATTERN...                       leave out the tests matching a pattern (same matching)
   --timeout-factor N                      jtreg -timeoutFactor (default 4)
   --conc N                                jtreg -conc, tests run at once (default 2)
+  --max-minutes N                         stop jtreg and fail if the run takes longer (for CI)
   --no-install                            fail instead of running apt-get when something is missing
+  --results-only                          run nothing: report the last run of this suite and agent
 
 Everything (sources, JDK copy, native libraries, jtreg work and report dirs) lives under
 target/conformance/. See conformance/README.md.";
@@ -89,9 +92,12 @@ pub struct Options {
     pub suite: Suite,
     pub agent: AgentChoice,
     pub tests: Vec<String>,
+    pub skip: Vec<String>,
     pub timeout_factor: f64,
     pub conc: u32,
     pub install: bool,
+    pub max_minutes: Option<f64>,
+    pub results_only: bool,
 }
 
 impl Options {
@@ -101,9 +107,12 @@ impl Options {
             suite: SUITES[0],
             agent: AgentChoice::Ours,
             tests: Vec::new(),
+            skip: Vec::new(),
             timeout_factor: 4.0,
             conc: 2,
             install: true,
+            max_minutes: None,
+            results_only: false,
         };
         let mut i = 0;
         while i < args.len() {
@@ -137,18 +146,27 @@ impl Options {
                         other => return Err(format!("--agent: expected ours, jdk or a path, not {other:?}")),
                     }
                 }
-                "--tests" => {
-                    if let Some(v) = inline {
-                        options.tests.push(v);
-                    }
+                "--tests" | "--skip" => {
+                    let list = if flag == "--tests" { &mut options.tests } else { &mut options.skip };
+                    list.extend(inline);
                     while let Some(v) = args.get(i).filter(|v| !v.starts_with("--")) {
-                        options.tests.push(v.clone());
+                        list.push(v.clone());
                         i += 1;
                     }
-                    if options.tests.is_empty() {
-                        return Err("--tests needs at least one pattern".into());
+                    if list.is_empty() {
+                        return Err(format!("{flag} needs at least one pattern"));
                     }
                 }
+                "--max-minutes" => {
+                    let v = value(flag)?;
+                    options.max_minutes = Some(
+                        v.parse()
+                            .ok()
+                            .filter(|f: &f64| f.is_finite() && *f > 0.0)
+                            .ok_or(format!("--max-minutes: not a positive number: {v:?}"))?,
+                    );
+                }
+                "--results-only" => options.results_only = true,
                 "--timeout-factor" => {
                     let v = value(flag)?;
                     options.timeout_factor = v
@@ -201,52 +219,79 @@ pub fn run(options: &Options) -> Result<Outcome> {
     let suite = options.suite;
     let cache = target_dir().join("conformance");
     std::fs::create_dir_all(&cache).ctx(|| format!("creating {}", cache.display()))?;
+    let run_dir = cache.join("runs").join(format!("{}-{}", suite.name, options.agent.tag()));
     println!("== conformance: suite {} with agent {}", suite.name, options.agent.tag());
 
-    // 1. Tools and test sources.
-    let tools = setup::ensure_tools(options.install)?;
-    let sources = setup::ensure_test_sources(&cache, options.install)?;
-    let test_root = sources.dir.join(suite.root);
-
-    // 2. The agent under test.
-    let agent_lib = match &options.agent {
-        AgentChoice::Ours => Some(jdk::build_our_agent()?),
-        AgentChoice::Jdk => None,
-        AgentChoice::Path(p) => Some(std::fs::canonicalize(p).ctx(|| format!("agent library {}", p.display()))?),
-    };
-
-    // 3. The JDK copy, verified.
-    let copy = cache.join(format!("jdk-{}", options.agent.tag()));
-    jdk::make_copy(&tools.jdk, &copy, agent_lib.as_deref())?;
-    jdk::verify_copy(&tools.jdk, &copy, agent_lib.as_deref())?;
-
-    // 4. Native helper libraries.
-    let native = native::build(&sources, &tools.jdk, &cache)?;
-
-    // 5. Which tests, then jtreg.
-    let all_tests = jtreg::discover(&test_root, suite.dir)?;
-    let selected: Option<Vec<String>> = if options.tests.is_empty() {
-        None
+    let (test_root, all_tests, selected, skipped_by_option, results) = if options.results_only {
+        let sources = setup::ensure_test_sources(&cache, false)?;
+        let test_root = sources.dir.join(suite.root);
+        let all_tests = jtreg::discover(&test_root, suite.dir)?;
+        let selected = jtreg::recorded_selection(&run_dir)?;
+        println!("results of the last run in {}", run_dir.display());
+        let results = jtreg::read_results(&run_dir)?;
+        (test_root, all_tests, selected, 0, results)
     } else {
-        let picked = jtreg::select(&all_tests, &options.tests);
-        if picked.is_empty() {
-            return Err(format!("no {} test matches {:?}", suite.name, options.tests));
+        // 1. Tools and test sources.
+        let tools = setup::ensure_tools(options.install)?;
+        let sources = setup::ensure_test_sources(&cache, options.install)?;
+        let test_root = sources.dir.join(suite.root);
+
+        // 2. The agent under test.
+        let agent_lib = match &options.agent {
+            AgentChoice::Ours => Some(jdk::build_our_agent()?),
+            AgentChoice::Jdk => None,
+            AgentChoice::Path(p) => Some(std::fs::canonicalize(p).ctx(|| format!("agent library {}", p.display()))?),
+        };
+
+        // 3. The JDK copy, verified. One per run directory, so runs of different suites can overlap.
+        let copy = run_dir.join("jdk");
+        jdk::make_copy(&tools.jdk, &copy, agent_lib.as_deref())?;
+        jdk::verify_copy(&tools.jdk, &copy, agent_lib.as_deref())?;
+
+        // 4. Native helper libraries.
+        let native = native::build(&sources, &tools.jdk, &cache)?;
+
+        // 5. Which tests, then jtreg.
+        let all_tests = jtreg::discover(&test_root, suite.dir)?;
+        let mut picked =
+            if options.tests.is_empty() { all_tests.clone() } else { jtreg::select(&all_tests, &options.tests) };
+        let before_skip = picked.len();
+        if !options.skip.is_empty() {
+            let skip = jtreg::select(&picked, &options.skip);
+            if skip.is_empty() {
+                return Err(format!("no {} test matches --skip {:?}", suite.name, options.skip));
+            }
+            picked.retain(|t| !skip.contains(t));
+            println!("skipping {} test(s) (--skip): {}", skip.len(), skip.join(" "));
         }
-        Some(picked)
+        if picked.is_empty() {
+            return Err(format!(
+                "no {} test left to run (--tests {:?}, --skip {:?})",
+                suite.name, options.tests, options.skip
+            ));
+        }
+        let selected = (picked.len() != all_tests.len()).then_some(picked);
+        let skipped_by_option = before_skip - selected.as_ref().map_or(before_skip, Vec::len);
+        let results = jtreg::run(&jtreg::Run {
+            jtreg: &tools.jtreg,
+            jdk: &copy,
+            test_root: &test_root,
+            suite_dir: suite.dir,
+            tests: selected.as_deref(),
+            native: &native,
+            run_dir: &run_dir,
+            conc: options.conc,
+            timeout_factor: options.timeout_factor,
+            host_jdk: &tools.jdk,
+            max_minutes: options.max_minutes,
+        });
+        let leftovers = jdk::kill_leftovers(&copy);
+        if !leftovers.is_empty() {
+            println!("killed {} JVM(s) left running from the copy by timed-out tests: {leftovers:?}", leftovers.len());
+        }
+        let results = results?;
+        (test_root, all_tests, selected, skipped_by_option, results)
     };
-    let run_dir = cache.join("runs").join(format!("{}-{}", suite.name, options.agent.tag()));
-    let results = jtreg::run(&jtreg::Run {
-        jtreg: &tools.jtreg,
-        jdk: &copy,
-        test_root: &test_root,
-        suite_dir: suite.dir,
-        tests: selected.as_deref(),
-        native: &native,
-        run_dir: &run_dir,
-        conc: options.conc,
-        timeout_factor: options.timeout_factor,
-        host_jdk: &tools.jdk,
-    })?;
 
     // 6. Results against the expected failures.
     let problem_listed = jtreg::problem_listed(&test_root, suite.dir, selected.as_deref())?;
@@ -281,7 +326,13 @@ pub fn run(options: &Options) -> Result<Outcome> {
     if !results.failed.is_empty() {
         println!("details: the .jtr files under {}", run_dir.join("work").display());
     }
-    let skipped = results.skipped + problem_listed.len();
+    let skipped = results.skipped + problem_listed.len() + skipped_by_option;
+    println!(
+        "skipped: {} on the suite's ProblemList.txt, {} by --skip, {} by themselves",
+        problem_listed.len(),
+        skipped_by_option,
+        results.skipped
+    );
     println!("{} passed, {} failed, {} skipped", results.passed.len(), results.failed.len(), skipped);
     if report.unexpected.is_empty() {
         if results.failed.is_empty() {
@@ -332,6 +383,11 @@ mod tests {
             "2.5",
             "--conc=3",
             "--no-install",
+            "--skip",
+            "x",
+            "--max-minutes",
+            "30",
+            "--results-only",
         ])
         .unwrap()
         .unwrap();
@@ -339,6 +395,8 @@ mod tests {
         assert_eq!(o.agent, AgentChoice::Jdk);
         assert_eq!(o.tests, ["a", "b/c"]);
         assert_eq!((o.timeout_factor, o.conc, o.install), (2.5, 3, false));
+        assert_eq!(o.skip, ["x"]);
+        assert_eq!((o.max_minutes, o.results_only), (Some(30.0), true));
         let o = parse(&["--agent", "/x/libfoo.so"]).unwrap().unwrap();
         assert_eq!(o.agent, AgentChoice::Path("/x/libfoo.so".into()));
     }
@@ -352,6 +410,8 @@ mod tests {
             &["--tests"],
             &["--conc", "0"],
             &["--timeout-factor", "x"],
+            &["--skip"],
+            &["--max-minutes", "-1"],
             &["--suite"],
             &["--frobnicate"],
         ] {
