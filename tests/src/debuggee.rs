@@ -409,12 +409,21 @@ impl Debuggee {
     /// running. Once exited, returns the same status on every call.
     pub fn wait_for_exit(&self, timeout: Duration) -> Option<ExitStatus> {
         let deadline = Instant::now() + timeout;
+        let mut drain_deadline: Option<Instant> = None;
         let mut state = self.shared.lock();
         loop {
-            if let Some(status) = state.exit {
-                return Some(status);
-            }
             let now = Instant::now();
+            if let Some(status) = state.exit {
+                // The reader threads may still be draining the pipes; give
+                // them a moment so callers see everything the JVM wrote.
+                // (A grandchild holding the pipes open must not stall us.)
+                let drained = *drain_deadline.get_or_insert(now + Duration::from_secs(5));
+                if state.ended(Stream::Any) || now >= drained {
+                    return Some(status);
+                }
+                state = self.shared.wait(state, drained - now);
+                continue;
+            }
             if now >= deadline {
                 return None;
             }
