@@ -5,18 +5,24 @@
 //! cargo run --release -p bench -- agent [--runs 3] [--agent-lib PATH] [--only jdk|ours] ...
 //! ```
 //!
-//! For each run and each agent (the order rotates), three kinds of jobs, each a fresh debuggee
-//! under that agent and a fresh client process:
+//! For each run and each agent (the order rotates), these jobs, each a fresh debuggee under that
+//! agent and a fresh client process:
 //!
 //! - `tests/fixtures/Bench.java` driven by `bench/java/JdiBench.java` (the client benchmark's JDI
 //!   side, unchanged): breakpoint hits, single steps, round trips, deep frames;
 //! - `tests/fixtures/AgentBench.java` driven by `bench/java/JdiAgentBench.java phases`: filtered
-//!   method entries, step throughput, step over a CPU-bound call, many threads at one breakpoint;
-//! - `tests/fixtures/AgentWork.java`, a CPU-bound workload that times itself: with no agent at
-//!   all, with the agent and a client attached that asks for nothing (`JdiAgentBench work ...
-//!   idle`), and with one method entry request filtered to a class the workload does not call
-//!   (`... entry`).
+//!   method entries (suspend all, then none), step throughput, step over a CPU-bound call, many
+//!   threads at one breakpoint (suspend all, then event thread);
+//! - unless `--no-jdi-rs`, Bench.java again with jdi-rs as the client (`--side jdi-rs current`):
+//!   supplementary rows that show the agents behind a client that costs less per event;
+//! - `tests/fixtures/AgentWork.java`, a CPU-bound workload that times itself (wall-clock and the
+//!   main thread's CPU time): with no agent at all, with the agent and a client attached that asks
+//!   for nothing (`JdiAgentBench work ... idle`; `--work-procs` processes of each, taking turns),
+//!   and with one method entry request filtered to a class the workload does not call (`...
+//!   entry`), at a smaller size (the JDK's agent is hundreds of times slower there).
 //!
+//! Every debuggee must end by itself with the same "... done <checksum>" line under both agents
+//! (and without one); the clients check what they see (event counts, where a step lands).
 //! Our agent is `target/release/libjdwp_agent.so`, built first with `cargo build --release -p
 //! jdwp-agent` unless `--agent-lib` names a library.
 
@@ -49,6 +55,9 @@ struct AgentConfig {
     thread_hits: u32,
     work_size: u32,
     work_reps: u32,
+    /// Workload processes per configuration and run for the idle overhead (its per-process spread
+    /// is larger than the 1% to be seen).
+    work_procs: u32,
     entry_size: u32,
     entry_reps: u32,
     entry_budget_ms: u32,
@@ -82,10 +91,10 @@ struct Options {
     jdi_rs: bool,
 }
 
-const USAGE: &str = "usage: bench agent [--runs N] [--agent-lib PATH] [--only jdk|ours] [--no-jdi-rs] [--hits N] [--steps N] \
-     [--round-trips N] [--concurrency N] [--depth N] [--reps N] [--entry-calls N] [--filler N] [--step-events N] \
-     [--spin N] [--over-reps N] [--threads N] [--thread-hits N] [--work-size N] [--work-reps N] [--entry-size N] \
-     [--entry-reps N] [--entry-budget-ms N] [--target-calls N]";
+const USAGE: &str = "usage: bench agent [--runs N] [--agent-lib PATH] [--only jdk|ours] [--no-jdi-rs] \
+     [--hits N] [--steps N] [--round-trips N] [--concurrency N] [--depth N] [--reps N] [--entry-calls N] \
+     [--filler N] [--step-events N] [--spin N] [--over-reps N] [--threads N] [--thread-hits N] [--work-size N] \
+     [--work-reps N] [--work-procs N] [--entry-size N] [--entry-reps N] [--entry-budget-ms N] [--target-calls N]";
 
 fn parse(argv: &[String]) -> Result<Options, String> {
     let mut c = AgentConfig {
@@ -99,6 +108,7 @@ fn parse(argv: &[String]) -> Result<Options, String> {
         thread_hits: 50,
         work_size: 5_000_000,
         work_reps: 16,
+        work_procs: 3,
         entry_size: 200_000,
         entry_reps: 60,
         entry_budget_ms: 8000,
@@ -129,6 +139,7 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             "--thread-hits" => c.thread_hits = number()?,
             "--work-size" => c.work_size = number()?,
             "--work-reps" => c.work_reps = number()?,
+            "--work-procs" => c.work_procs = number()?,
             "--entry-size" => c.entry_size = number()?,
             "--entry-reps" => c.entry_reps = number()?,
             "--entry-budget-ms" => c.entry_budget_ms = number()?,
@@ -269,12 +280,22 @@ impl Bench<'_> {
             order.push(Which::None);
             let first = run as usize % order.len();
             order.rotate_left(first);
-            for (entry, key) in [(false, "work_idle"), (true, "work_entry")] {
-                for &agent in &order {
-                    let (wall, cpu) = self.workload(agent, entry)?;
+            // Idle: several processes each (their median), taking turns; then the entry request.
+            let idle_procs = self.opts.config.work_procs as usize;
+            for (entry, key, procs) in [(false, "work_idle", idle_procs), (true, "work_entry", 1)] {
+                let mut times: BTreeMap<Which, (Vec<f64>, Vec<f64>)> = BTreeMap::new();
+                for _ in 0..procs {
+                    for &agent in &order {
+                        let (wall, cpu) = self.workload(agent, entry)?;
+                        let t = times.entry(agent).or_default();
+                        t.0.push(wall);
+                        t.1.push(cpu);
+                    }
+                }
+                for (agent, (wall, cpu)) in times {
                     let r = per_agent.entry(agent).or_default();
-                    r.insert(format!("{key}_ms"), wall);
-                    r.insert(format!("{key}_cpu_ms"), cpu);
+                    r.insert(format!("{key}_ms"), median(wall));
+                    r.insert(format!("{key}_cpu_ms"), median(cpu));
                 }
             }
             for (agent, r) in per_agent {
