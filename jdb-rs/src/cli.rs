@@ -24,8 +24,11 @@ pub struct Options {
     pub sourcepath: Option<String>,
     /// Options for the launched JVM (`-J<opt>`, `-R<opt>`, `-D..`, `-X..`, `-verbose..`).
     pub jvm_options: Vec<String>,
-    /// Our agent library instead of the JDK's (`--agent PATH`).
+    /// The agent library to launch with (`--agent PATH`); when absent, ours is looked for
+    /// next to the jdb-rs executable (see [`crate::agent_lib`]).
     pub agent: Option<PathBuf>,
+    /// `--jdk-agent`: launch with the JDK's own `-agentlib:jdwp` instead of ours.
+    pub jdk_agent: bool,
     /// `-launch`: start the VM at once rather than at `run`.
     pub launch_now: bool,
     /// `-c "cmd; cmd"`.
@@ -50,6 +53,7 @@ impl Default for Options {
             sourcepath: None,
             jvm_options: Vec::new(),
             agent: None,
+            jdk_agent: false,
             launch_now: false,
             commands: None,
             script: None,
@@ -107,7 +111,9 @@ where options include:
                       forward <option> to the debuggee JVM if launched by jdb-rs
     -D<name>=<value>  -X<option>  -verbose[:class|gc|jni]
                       forwarded to the debuggee JVM
-    --agent <path>    launch with this JDWP agent library instead of the JDK's
+    --agent <path>    launch with this JDWP agent library (default: ours, libjdwp_agent.so,
+                      looked for next to jdb-rs, in ../lib, or in $JDB_RS_AGENT)
+    --jdk-agent       launch with the JDK's own agent (-agentlib:jdwp) instead of ours
     --sample          debug the bundled sample program (tests/fixtures/Demo.java)
 
 jdb-rs options for scripted use:
@@ -168,6 +174,7 @@ pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
             }
             "-launch" => o.launch_now = true,
             "--agent" => o.agent = Some(PathBuf::from(value(&mut i, "--agent needs a library path")?)),
+            "--jdk-agent" => o.jdk_agent = true,
             "-c" => {
                 let cmds = value(&mut i, "-c needs commands")?;
                 o.commands.get_or_insert_with(Vec::new).extend(split_commands(&cmds));
@@ -218,6 +225,9 @@ pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
     }
     if o.commands.is_some() && o.script.is_some() {
         return Err(usage("give either -c or --script, not both"));
+    }
+    if o.jdk_agent && o.agent.is_some() {
+        return Err(usage("give either --agent or --jdk-agent, not both"));
     }
     Ok(Cli::Debug(Box::new(o)))
 }

@@ -14,6 +14,7 @@
 //! sink; [`repl`] is the rustyline front end, [`script`] the scripted ones. Nothing below
 //! [`repl`] needs a terminal, so sessions run the same in tests.
 
+pub mod agent_lib;
 pub mod cli;
 pub mod commands;
 pub mod events;
@@ -89,6 +90,12 @@ async fn debug(mut opts: Options) -> i32 {
                 eprintln!("jdb-rs: {e}");
                 return 1;
             }
+        }
+    }
+    if matches!(opts.connect, cli::Connect::Launch { .. }) && !opts.jdk_agent && opts.agent.is_none() {
+        opts.agent = agent_lib::locate();
+        if opts.agent.is_none() {
+            eprintln!("{}", agent_lib::fallback_note());
         }
     }
     let scripted = opts.commands.is_some() || opts.script.is_some();
