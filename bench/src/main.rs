@@ -15,9 +15,11 @@
 //! runtime (`jdi-rs`, what `#[tokio::main]` gives) and on its current-thread one (`jdi-rs-ct`).
 //!
 //! `bench agent [...]` is the other benchmark: the JDK's agent against ours, with the JDK's JDI as
-//! the client of both (see `agent.rs`).
+//! the client of both (see `agent.rs`). `bench jdb [...]`: jdb-rs against jdb, first prompt and
+//! peak RSS (see `jdb.rs`).
 
 mod agent;
+mod jdb;
 mod side;
 
 use std::collections::BTreeMap;
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
     let result = match argv.first().map(String::as_str) {
         Some("--side") => side::main(&argv[1..]),
         Some("agent") => agent::main(&argv[1..]),
+        Some("jdb") => jdb::main(&argv[1..]),
         _ => orchestrate(&argv),
     };
     match result {
