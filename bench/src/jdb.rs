@@ -10,8 +10,8 @@
 //! with four threads: main and three blocked on each other) under the JDK's agent, started before
 //! the clock starts. The runs alternate between the two debuggers. The time runs from `spawn` to the first prompt (`> `) on the debugger's stdout;
 //! the peak RSS is `ru_maxrss` of the debugger process from `wait4` (jdb runs its JVM in the
-//! launcher process, so that counts all of it). jdb-rs is the release build
-//! (`cargo build --release -p jdb-rs`, run first).
+//! launcher process, so that counts all of it). jdb-rs runs as shipped, the `dist` profile
+//! (`cargo build --profile dist -p jdb-rs`: size-optimized, LTO), and as the plain release build.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -48,41 +48,44 @@ pub fn main(argv: &[String]) -> Result<(), String> {
             other => return Err(format!("unknown option {other} (try --help)")),
         }
     }
-    let jdb_rs = build_jdb_rs()?;
+    let jdb_rs = build_jdb_rs("dist")?;
+    let jdb_rs_release = build_jdb_rs("release")?;
     let jdb = test_rig::java_tool("jdb").map_err(|e| e.to_string())?;
-    let mut ours = Vec::new();
-    let mut theirs = Vec::new();
+    let programs = [&jdb, &jdb_rs, &jdb_rs_release];
+    let mut samples: [Vec<Sample>; 3] = Default::default();
     // One unmeasured run of each first: page cache, class data sharing archive.
-    session(&jdb_rs)?;
-    session(&jdb)?;
-    for run in 0..runs {
-        let order: [(&Path, &mut Vec<Sample>); 2] = if run % 2 == 0 {
-            [(&jdb_rs, &mut ours), (&jdb, &mut theirs)]
-        } else {
-            [(&jdb, &mut theirs), (&jdb_rs, &mut ours)]
-        };
-        for (program, into) in order {
-            into.push(session(program)?);
+    for program in programs {
+        session(program)?;
+    }
+    for run in 0..runs as usize {
+        // Rotate the order so that no program always runs right after another.
+        for k in 0..programs.len() {
+            let i = (run + k) % programs.len();
+            samples[i].push(session(programs[i])?);
         }
         eprintln!("bench jdb: run {}/{runs} done", run + 1);
     }
 
     let ms = |v: &[Sample]| median(v.iter().map(|s| s.first_prompt.as_secs_f64() * 1e3).collect());
     let mib = |v: &[Sample]| median(v.iter().map(|s| s.peak_rss_kib as f64 / 1024.0).collect());
-    let (ours_ms, jdb_ms, ours_mib, jdb_mib) = (ms(&ours), ms(&theirs), mib(&ours), mib(&theirs));
+    let [jdb_s, dist_s, release_s] = &samples;
     println!("jdb-rs against jdb (attach mode, medians of {runs} runs; load average {})", load_average());
+    println!("jdb-rs: the `dist` profile (how it is shipped); in brackets the plain `release` build");
     println!();
     println!("| measure | jdb | jdb-rs | jdb-rs / jdb | goal | met |");
     println!("|---|---:|---:|---:|---|---|");
-    row("start to first prompt (ms), lower is better", jdb_ms, ours_ms);
-    row("peak RSS of the session (MiB), lower is better", jdb_mib, ours_mib);
+    row("start to first prompt (ms), lower is better", ms(jdb_s), ms(dist_s), ms(release_s));
+    row("peak RSS of the session (MiB), lower is better", mib(jdb_s), mib(dist_s), mib(release_s));
     Ok(())
 }
 
-fn row(what: &str, jdb: f64, ours: f64) {
+fn row(what: &str, jdb: f64, ours: f64, release: f64) {
     let ratio = ours / jdb;
     let met = if ratio <= 0.1 { "yes" } else { "**no**" };
-    println!("| {what} | {jdb:.1} | {ours:.1} | {ratio:.3}x | jdb-rs/jdb <= 0.1x | {met} |");
+    println!(
+        "| {what} | {jdb:.1} | {ours:.1} ({release:.1}) | {ratio:.3}x ({:.3}x) | jdb-rs/jdb <= 0.1x | {met} |",
+        release / jdb
+    );
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -181,21 +184,21 @@ fn reap_with_rusage(pid: libc::pid_t, program: &Path) -> Result<u64, String> {
     }
 }
 
-/// Builds jdb-rs in the release profile and returns its path.
-fn build_jdb_rs() -> Result<PathBuf, String> {
+/// Builds jdb-rs in `profile` and returns its path.
+fn build_jdb_rs(profile: &str) -> Result<PathBuf, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().ok_or("no workspace directory")?;
-    eprintln!("bench jdb: cargo build --release -p jdb-rs");
+    eprintln!("bench jdb: cargo build --profile {profile} -p jdb-rs");
     let status = Command::new(cargo)
-        .args(["build", "--release", "-p", "jdb-rs"])
+        .args(["build", "--profile", profile, "-p", "jdb-rs"])
         .current_dir(workspace)
         .status()
         .map_err(|e| format!("running cargo: {e}"))?;
     if !status.success() {
-        return Err(format!("cargo build --release -p jdb-rs failed ({status})"));
+        return Err(format!("cargo build --profile {profile} -p jdb-rs failed ({status})"));
     }
     let target = test_rig::fixtures_cache_root().parent().map(Path::to_path_buf).ok_or("no target directory")?;
-    Ok(target.join("release").join("jdb-rs"))
+    Ok(target.join(profile).join("jdb-rs"))
 }
 
 fn load_average() -> String {
