@@ -16,10 +16,13 @@
 //!
 //! `bench agent [...]` is the other benchmark: the JDK's agent against ours, with the JDK's JDI as
 //! the client of both (see `agent.rs`). `bench jdb [...]`: jdb-rs against jdb, first prompt and
-//! peak RSS (see `jdb.rs`).
+//! peak RSS (see `jdb.rs`). `bench profiler [...]` measures our agent's profiler: CPU sampling
+//! overhead against JFR's, and one-trip deadlock detection against standard commands (see
+//! `profiler.rs`).
 
 mod agent;
 mod jdb;
+mod profiler;
 mod side;
 
 use std::collections::BTreeMap;
@@ -58,6 +61,7 @@ fn main() -> ExitCode {
         Some("--side") => side::main(&argv[1..]),
         Some("agent") => agent::main(&argv[1..]),
         Some("jdb") => jdb::main(&argv[1..]),
+        Some("profiler") => profiler::main(&argv[1..]),
         _ => orchestrate(&argv),
     };
     match result {
@@ -104,7 +108,8 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             "--help" => {
                 return Err("usage: bench [--hits N] [--steps N] [--round-trips N] [--concurrency N] [--depth N] \
                             [--reps N] [--runs N] [--only jdi-rs|jdi-rs-ct|jdi]\n       \
-                            bench agent --help   (the agent benchmark: the JDK's agent against ours)"
+                            bench agent --help   (the agent benchmark: the JDK's agent against ours)\n       \
+                            bench profiler --help   (the profiler benchmark: sampling overhead, deadlocks)"
                     .into());
             }
             other => return Err(format!("unknown option {other} (try --help)")),
