@@ -229,6 +229,13 @@ pub fn deadlocks_json(cycles: &[DeadlockCycle]) -> Json {
                     "kind": match t.kind { LockKind::Monitor => "monitor", LockKind::OwnableSynchronizer => "ownable synchronizer" },
                     "waiting_for": {"type": jdi::names::type_name_of_signature(&t.lock_class_signature), "id": t.lock.id.0},
                     "held_by": c.threads[(i + 1) % n].name,
+                    // In a cycle each thread holds what the one before it waits for; the frame
+                    // that took it is not part of the one-trip reply (null), which keeps the
+                    // shape of the standard-commands report.
+                    "holds": [{"lock": {
+                        "type": jdi::names::type_name_of_signature(&c.threads[(i + n - 1) % n].lock_class_signature),
+                        "id": c.threads[(i + n - 1) % n].lock.id.0,
+                    }, "frame": null}],
                     "stack": t.frames.iter().map(frame_json).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>()})
             })
