@@ -18,6 +18,7 @@ pub mod cli;
 pub mod commands;
 pub mod events;
 pub mod expr;
+pub mod flame;
 pub mod format;
 pub mod json;
 pub mod out;
