@@ -12,6 +12,7 @@ pub mod interface_type;
 pub mod method;
 pub mod module_reference;
 pub mod object_reference;
+pub mod profiler_alloc_monitor_dump;
 pub mod reference_type;
 pub mod stack_frame;
 pub mod thread_reference;
@@ -40,6 +41,7 @@ pub static TABLES: &[&[Entry<Agent>]] = &[
     module_reference::TABLE,
     class_type::TABLE,
     interface_type::TABLE,
+    profiler_alloc_monitor_dump::TABLE,
 ];
 
 /// The handler of a command, if this agent implements it.
