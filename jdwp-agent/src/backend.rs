@@ -68,6 +68,7 @@ impl Backend for AgentBackend {
         crate::commands::event_request::forget_requests(agent, jni, &requests);
         lock(&agent.threads).reset(&JvmtiSuspend { agent, jni });
         agent.unpin_all(jni);
+        crate::profiling::session_ended(agent, jni);
         drop(frame);
     }
 

@@ -32,7 +32,7 @@ pub mod jvmti;
 mod loader;
 mod logging;
 pub mod options;
-mod profiling;
+pub mod profiling;
 pub mod session;
 mod step;
 pub mod thread_control;

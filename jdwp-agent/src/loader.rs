@@ -71,6 +71,8 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     let jvmti = vm.get_jvmti(sys::JVMTI_VERSION_11).map_err(|e| format!("ERROR: JDWP unable to access JVMTI: {e}"))?;
     add_capabilities(jvmti).map_err(|e| format!("ERROR: JDWP unable to get necessary JVMTI capabilities: {e}"))?;
     let agent = install(Agent::new(jvmti, vm, options)).map_err(|e| format!("ERROR: JDWP: {e:?}"))?;
+    // The profiler's own JVMTI environment, while every capability can still be had.
+    crate::profiling::on_load(vm);
 
     let mut callbacks: jvmtiEventCallbacks = unsafe_zeroed_callbacks();
     callbacks.VMInit = Some(on_vm_init);

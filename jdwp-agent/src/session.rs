@@ -70,6 +70,13 @@ impl Session {
         self.writer.write_packet(&Packet::command(id, event::SET, <event::Composite as Command>::CMD, body))
     }
 
+    /// Sends a command packet of a vendor set (the profiler's live events), which the debugger
+    /// never answers. Not ordered against replies like events are: these carry no suspension.
+    pub fn send_command(&self, set: u8, cmd: u8, body: Vec<u8>) -> Result<(), TransportError> {
+        let id = self.next_event_id.fetch_add(1, Ordering::Relaxed);
+        self.writer.write_packet(&Packet::command(id, set, cmd, body))
+    }
+
     /// Takes over the reply to the command being handled: the loop writes none and reads the next
     /// command, and the caller answers later, from any thread, with [`Session::send_reply`] (an
     /// invoke answers when its method returns, and meanwhile the debugger may need other commands

@@ -27,10 +27,10 @@ use crate::jvmti::sys::{
 };
 
 /// A JVMTI environment for one walk, disposed of (with all its tags) when dropped.
-struct WalkEnv(Jvmti);
+pub(crate) struct WalkEnv(pub(crate) Jvmti);
 
 impl WalkEnv {
-    fn new(agent: &Agent) -> Result<WalkEnv, ErrorCode> {
+    pub(crate) fn new(agent: &Agent) -> Result<WalkEnv, ErrorCode> {
         let env = WalkEnv(agent.vm.get_jvmti(sys::JVMTI_VERSION_11)?);
         let mut caps = jvmtiCapabilities::default();
         caps.set_can_tag_objects(true);
@@ -40,7 +40,12 @@ impl WalkEnv {
 
     /// Visits every object in the heap that is an instance of exactly `class` (every object if
     /// null), reporting it to `callback`.
-    fn iterate<T>(&self, class: jclass, callback: jvmtiHeapIterationCallback, data: &mut T) -> Result<(), ErrorCode> {
+    pub(crate) fn iterate<T>(
+        &self,
+        class: jclass,
+        callback: jvmtiHeapIterationCallback,
+        data: &mut T,
+    ) -> Result<(), ErrorCode> {
         let callbacks = jvmtiHeapCallbacks { heap_iteration_callback: callback, ..Default::default() };
         let user_data: *mut T = data;
         // SAFETY: as in `follow`.
@@ -75,7 +80,7 @@ impl Drop for WalkEnv {
 }
 
 /// Runs a heap callback's body, aborting the walk instead of unwinding into the VM.
-fn guarded(f: impl FnOnce() -> jint) -> jint {
+pub(crate) fn guarded(f: impl FnOnce() -> jint) -> jint {
     crate::guard(sys::JVMTI_VISIT_ABORT, AssertUnwindSafe(f))
 }
 

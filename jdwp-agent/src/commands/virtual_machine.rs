@@ -12,7 +12,8 @@ pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
     let vm_name = prop("java.vm.name");
     let vm_version = prop("java.vm.version");
     let description = format!(
-        "Java Debug Wire Protocol (jdbg-rs agent {})\nJVM Debug Interface version 17.0\nJVM version {} ({}, {})",
+        "Java Debug Wire Protocol ({} {})\nJVM Debug Interface version 17.0\nJVM version {} ({}, {})",
+        jdwp_protocol::commands::profiler::AGENT_MARKER,
         env!("CARGO_PKG_VERSION"),
         prop("java.version"),
         vm_name,

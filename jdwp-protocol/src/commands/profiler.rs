@@ -1,9 +1,11 @@
 //! `Profiler` (vendor command set 128): profiling and deadlock detection over the debug connection.
 //!
-//! JDWP reserves sets 128–255 for vendors; the JDK's agent answers any of them with
-//! `NOT_IMPLEMENTED`, so a client learns whether the agent speaks this set by sending
-//! [`Capabilities`] first. This set is not part of the JDWP table ([`crate::commands::ALL`]); it is
-//! listed in [`crate::commands::VENDOR`].
+//! JDWP reserves sets 128–255 for vendors. The JDK 17 agent must never receive one: it indexes
+//! its dispatch table with the set number as a signed byte, unchecked, and the VM crashes. So a
+//! client first checks that `VirtualMachine.Version`'s description contains [`AGENT_MARKER`] (our
+//! agent's name), and only then sends [`Capabilities`]; an agent that names itself so but lacks
+//! the set answers `NOT_IMPLEMENTED`. This set is not part of the JDWP table
+//! ([`crate::commands::ALL`]); it is listed in [`crate::commands::VENDOR`].
 //!
 //! Versioning: [`CapabilitiesReply::version`] is [`VERSION`]. A layout published under a version
 //! never changes; a later version adds commands (new numbers) or feature names, never reshapes an
@@ -24,6 +26,10 @@ use super::prelude::*;
 
 /// The version of this command set this crate speaks.
 pub const VERSION: i32 = 1;
+
+/// What our agent's `VirtualMachine.Version` description contains: the only safe test before
+/// sending a vendor command (see the module's documentation).
+pub const AGENT_MARKER: &str = "jdbg-rs agent";
 
 /// Feature names a [`CapabilitiesReply`] may list; each names the commands it makes available.
 pub mod feature {
