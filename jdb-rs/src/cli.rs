@@ -1,5 +1,5 @@
 //! The command line: jdb's option names plus jdb-rs's own (`--json`, `-c`, `--script`,
-//! `--agent`, `--sample`, `--timeout`) and the one-shot `deadlocks` subcommand.
+//! `--agent`, `--sample`, `--timeout`) and the one-shot `deadlocks` and `profile` subcommands.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -72,6 +72,23 @@ pub enum Cli {
         attach: String,
         json: bool,
     },
+    /// `jdb-rs profile --attach ADDR --cpu [--duration D] [--interval I] [--json]`.
+    Profile(ProfileOptions),
+}
+
+/// What the one-shot `profile` does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileOptions {
+    pub attach: String,
+    /// `--cpu`: CPU samples (the only kind this build has).
+    pub cpu: bool,
+    /// How long to profile (`--duration`, default 10 s).
+    pub duration: Duration,
+    /// The sampling interval (`--interval`, default 10 ms).
+    pub interval: Duration,
+    /// How many traces the text report lists (`--top`, default 20).
+    pub top: usize,
+    pub json: bool,
 }
 
 /// A command-line mistake (exit status 2).
@@ -87,6 +104,7 @@ impl std::fmt::Display for UsageError {
 pub const USAGE: &str = "\
 Usage: jdb-rs <options> <class> <arguments>
        jdb-rs deadlocks --attach [host:]port [--json]
+       jdb-rs profile --attach [host:]port --cpu [--duration 10s] [--interval 10ms] [--top 20] [--json]
 
 where options include:
     -? -h --help -help print this help message and exit
@@ -133,6 +151,9 @@ fn usage(msg: impl Into<String>) -> UsageError {
 pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
     if args.first().map(String::as_str) == Some("deadlocks") {
         return parse_deadlocks(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("profile") {
+        return parse_profile(&args[1..]);
     }
     let mut o = Options::default();
     let mut connect: Option<Connect> = None;
@@ -242,6 +263,63 @@ fn parse_deadlocks(args: &[String]) -> Result<Cli, UsageError> {
     Ok(Cli::Deadlocks { attach, json })
 }
 
+const PROFILE_USAGE: &str =
+    "usage: jdb-rs profile --attach [host:]port --cpu [--duration 10s] [--interval 10ms] [--top 20] [--json]";
+
+fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
+    let mut o = ProfileOptions {
+        attach: String::new(),
+        cpu: false,
+        duration: Duration::from_secs(10),
+        interval: crate::commands::profile::DEFAULT_INTERVAL,
+        top: crate::commands::profile::DEFAULT_TOP,
+        json: false,
+    };
+    let mut attach = None;
+    let mut i = 0;
+    let value =
+        |i: usize, what: &str| args.get(i).cloned().ok_or_else(|| usage(format!("profile: {what} needs a value")));
+    let duration = |text: String, what: &str| {
+        crate::commands::profile::parse_duration(&text)
+            .ok_or_else(|| usage(format!("profile: {what} {text:?} is not a duration (examples: 10s, 500ms, 1ms)")))
+    };
+    while i < args.len() {
+        match args[i].as_str() {
+            "--attach" | "-attach" => {
+                i += 1;
+                attach = Some(value(i, "--attach")?);
+            }
+            "--cpu" => o.cpu = true,
+            "--duration" => {
+                i += 1;
+                o.duration = duration(value(i, "--duration")?, "--duration")?;
+            }
+            "--interval" => {
+                i += 1;
+                o.interval = duration(value(i, "--interval")?, "--interval")?;
+            }
+            "--top" => {
+                i += 1;
+                let text = value(i, "--top")?;
+                o.top = text
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| usage(format!("profile: --top {text:?} is not a count")))?;
+            }
+            "--json" => o.json = true,
+            "-h" | "--help" | "-help" | "-?" => return Ok(Cli::Help),
+            other => return Err(usage(format!("profile: unexpected argument {other:?}"))),
+        }
+        i += 1;
+    }
+    o.attach = attach.ok_or_else(|| usage(PROFILE_USAGE))?;
+    if !o.cpu {
+        return Err(usage(format!("profile: say what to profile (--cpu)\n{PROFILE_USAGE}")));
+    }
+    Ok(Cli::Profile(o))
+}
+
 /// Splits `-c` text into commands at `;` (a `;` inside double quotes stays: `print "a;b"`).
 pub fn split_commands(text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -311,6 +389,19 @@ mod tests {
             Cli::Deadlocks { attach: "5".into(), json: true }
         );
         assert!(parse(&args("deadlocks")).is_err());
+    }
+
+    #[test]
+    fn profile_one_shot() {
+        let Cli::Profile(o) = parse(&args("profile --attach h:5 --cpu --duration 2s --interval 1ms --json")).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((o.attach.as_str(), o.cpu, o.json), ("h:5", true, true));
+        assert_eq!((o.duration, o.interval), (Duration::from_secs(2), Duration::from_millis(1)));
+        assert!(parse(&args("profile --attach h:5")).is_err(), "nothing to profile");
+        assert!(parse(&args("profile --cpu")).is_err(), "no address");
+        assert!(parse(&args("profile --attach h:5 --cpu --duration soon")).is_err());
     }
 
     #[test]

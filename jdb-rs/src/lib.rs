@@ -74,6 +74,7 @@ pub async fn run(args: Vec<String>) -> i32 {
             0
         }
         Cli::Deadlocks { attach, json } => deadlocks_once(&attach, json).await,
+        Cli::Profile(opts) => profile_once(&opts).await,
         Cli::Debug(opts) => debug(*opts).await,
     }
 }
@@ -149,6 +150,31 @@ async fn deadlocks_once(address: &str, json: bool) -> i32 {
             return 1;
         }
     };
+    // One round trip over monitors and j.u.c locks with our agent; standard commands otherwise.
+    if let Some(one_trip) = commands::profile::one_trip_deadlocks(&vm).await {
+        let _ = vm.dispose().await;
+        return match one_trip {
+            Ok(cycles) => {
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::json!({"type": "deadlocks", "count": cycles.len(), "deadlocks": commands::profile::deadlocks_json(&cycles)})
+                    );
+                } else {
+                    for c in &cycles {
+                        println!("{}", commands::profile::deadlock_text(c));
+                    }
+                    if cycles.is_empty() {
+                        println!("No deadlock found.");
+                    } else {
+                        println!("Found {} deadlock(s).", cycles.len());
+                    }
+                }
+                if cycles.is_empty() { 0 } else { EXIT_DEADLOCK }
+            }
+            Err(e) => one_shot_error(json, &e.to_string()),
+        };
+    }
     let found = jdi::deadlock::find_deadlocks(&vm).await;
     let _ = vm.dispose().await;
     match found {
@@ -178,5 +204,47 @@ async fn deadlocks_once(address: &str, json: bool) -> i32 {
             }
             1
         }
+    }
+}
+
+/// A one-shot command failed: one line (or one JSON object), exit status 1.
+fn one_shot_error(json: bool, message: &str) -> i32 {
+    if json {
+        println!("{}", serde_json::json!({"type": "error", "error": message}));
+    } else {
+        eprintln!("jdb-rs: {message}");
+    }
+    1
+}
+
+/// `jdb-rs profile --attach ADDR --cpu ...`: samples for the duration, prints the report, and
+/// detaches (the VM runs on).
+async fn profile_once(opts: &cli::ProfileOptions) -> i32 {
+    use jdi::profiler::Profiler;
+    let vm = match jdi::attach(&opts.attach, Some(session::CONNECT_TIMEOUT)).await {
+        Ok(vm) => vm,
+        Err(e) => return one_shot_error(opts.json, &format!("Unable to attach to {}: {e}", opts.attach)),
+    };
+    let result = async {
+        let profiler = Profiler::detect(&vm).await?;
+        profiler.cpu_start(opts.interval, 0, &[]).await?;
+        tokio::time::sleep(opts.duration).await;
+        profiler.cpu_stop().await?;
+        profiler.cpu_report(true).await
+    }
+    .await;
+    let _ = vm.dispose().await;
+    match result {
+        Ok(report) => {
+            if opts.json {
+                let mut object = commands::profile::cpu_report_json(&report);
+                object["type"] = serde_json::json!("profile");
+                println!("{object}");
+            } else {
+                print!("{}", commands::profile::cpu_report_text(&report, opts.top));
+            }
+            0
+        }
+        Err(e) => one_shot_error(opts.json, &e.to_string()),
     }
 }

@@ -14,6 +14,7 @@ struct MethodNames {
     class_signature: String,
     name: String,
     signature: String,
+    source_file: String,
     native: bool,
     /// `(start bytecode index, line)`, sorted by index; empty without a line table.
     lines: Vec<(jlocation, i32)>,
@@ -41,12 +42,14 @@ impl FrameResolver {
                 class_signature: m.class_signature.clone(),
                 method_name: m.name.clone(),
                 method_signature: m.signature.clone(),
+                source_file: m.source_file.clone(),
                 line: if m.native { -2 } else { line_at(&m.lines, location) },
             },
             None => FrameInfo {
                 class_signature: "L<unloaded>;".into(),
                 method_name: "<unknown>".into(),
                 method_signature: "()V".into(),
+                source_file: String::new(),
                 line: -1,
             },
         }
@@ -57,13 +60,14 @@ fn method_names(jvmti: Jvmti, method: jmethodID) -> Option<MethodNames> {
     let names = jvmti.get_method_name(method).ok()?;
     let class = jvmti.get_method_declaring_class(method).ok()?;
     let class_signature = jvmti.get_class_signature(class).ok()?.0;
+    let source_file = jvmti.get_source_file_name(class).unwrap_or_default();
     let native = jvmti.is_method_native(method).unwrap_or(false);
     let mut lines: Vec<(jlocation, i32)> = match jvmti.get_line_number_table(method) {
         Ok(table) => table.iter().map(|e| (e.start_location, e.line_number)).collect(),
         Err(_) => Vec::new(),
     };
     lines.sort_unstable();
-    Some(MethodNames { class_signature, name: names.name, signature: names.signature, native, lines })
+    Some(MethodNames { class_signature, name: names.name, signature: names.signature, source_file, native, lines })
 }
 
 /// The line of the last entry starting at or before `location`; -1 when none does.

@@ -12,9 +12,9 @@
 //! existing body. Every start command carries a `flags` word that this version requires to be 0
 //! (anything else is `ILLEGAL_ARGUMENT`), so options can be added without new commands.
 //!
-//! Stacks travel as strings (class signature, method name and signature, line), not as IDs: the
-//! reports outlive the classes and threads they mention, and a client prints them without further
-//! round trips. Lines: -1 when the method has no line table, -2 for a native method (as
+//! Stacks travel as strings (class signature, method name and signature, source file, line), not
+//! as IDs: the reports outlive the classes and threads they mention, and a client prints them
+//! without further round trips. Lines: -1 when the method has no line table, -2 for a native method (as
 //! `StackTraceElement` does). Reports share stacks through a trace table ([`Trace`]): sites and
 //! samples refer to a `trace_id` of that table.
 //!
@@ -74,8 +74,9 @@ wire_enum! {
 }
 
 jdwp_struct! {
-    /// One frame of a reported stack, innermost first: where it executes, by name.
-    FrameInfo { class_signature: String, method_name: String, method_signature: String, line: i32 }
+    /// One frame of a reported stack, innermost first: where it executes, by name. `source_file`
+    /// is the class's `SourceFile` attribute, empty when it has none.
+    FrameInfo { class_signature: String, method_name: String, method_signature: String, source_file: String, line: i32 }
 }
 
 jdwp_struct! {
