@@ -15,9 +15,12 @@
 //! runtime (`jdi-rs`, what `#[tokio::main]` gives) and on its current-thread one (`jdi-rs-ct`).
 //!
 //! `bench agent [...]` is the other benchmark: the JDK's agent against ours, with the JDK's JDI as
-//! the client of both (see `agent.rs`).
+//! the client of both (see `agent.rs`). `bench profiler [...]` measures our agent's profiler: CPU
+//! sampling overhead against JFR's, and one-trip deadlock detection against standard commands
+//! (see `profiler.rs`).
 
 mod agent;
+mod profiler;
 mod side;
 
 use std::collections::BTreeMap;
@@ -55,6 +58,7 @@ fn main() -> ExitCode {
     let result = match argv.first().map(String::as_str) {
         Some("--side") => side::main(&argv[1..]),
         Some("agent") => agent::main(&argv[1..]),
+        Some("profiler") => profiler::main(&argv[1..]),
         _ => orchestrate(&argv),
     };
     match result {
@@ -101,7 +105,8 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             "--help" => {
                 return Err("usage: bench [--hits N] [--steps N] [--round-trips N] [--concurrency N] [--depth N] \
                             [--reps N] [--runs N] [--only jdi-rs|jdi-rs-ct|jdi]\n       \
-                            bench agent --help   (the agent benchmark: the JDK's agent against ours)"
+                            bench agent --help   (the agent benchmark: the JDK's agent against ours)\n       \
+                            bench profiler --help   (the profiler benchmark: sampling overhead, deadlocks)"
                     .into());
             }
             other => return Err(format!("unknown option {other} (try --help)")),

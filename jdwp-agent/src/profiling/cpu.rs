@@ -25,7 +25,7 @@ pub const DEFAULT_DEPTH: i32 = 64;
 /// The deepest stack recorded, whatever is asked: bounds the memory one sample can take.
 pub const MAX_DEPTH: i32 = 1024;
 /// How often the list of threads is refreshed while sampling all threads.
-const THREAD_REFRESH: Duration = Duration::from_millis(100);
+const THREAD_REFRESH: Duration = Duration::from_millis(20);
 
 /// One thread seen by the sampler.
 struct SampledThread {
