@@ -220,3 +220,44 @@ async fn gc_stats_and_the_event_stream_count_a_system_gc() {
     assert_eq!(profiler.gc_stats(false).await.unwrap().collections, 0);
     drop(jvm);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_arguments_and_missing_features_get_error_replies() {
+    use jdwp_protocol::ErrorCode;
+    use jdwp_protocol::commands::profiler as p;
+    let (_jvm, vm, _events) = run("Profiled", ours(), "ready").await;
+    let profiler = Profiler::detect(&vm).await.unwrap();
+    let code = |r: Result<(), JdiError>| r.err().and_then(|e| e.code());
+    let cpu = |interval_micros, max_depth, flags| p::CpuStart { interval_micros, max_depth, threads: vec![], flags };
+    // Too short an interval, a negative depth, flags this version does not define.
+    assert_eq!(code(vm.send(&cpu(10, 0, 0)).await.map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
+    assert_eq!(code(vm.send(&cpu(1000, -1, 0)).await.map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
+    assert_eq!(code(vm.send(&cpu(1000, 0, 1)).await.map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
+    // A thread filter naming something that is no thread.
+    let not_a_thread = p::CpuStart {
+        interval_micros: 1000,
+        max_depth: 0,
+        threads: vec![jdwp_protocol::ThreadId(0x7fff_ffff)],
+        flags: 0,
+    };
+    assert_eq!(code(vm.send(&not_a_thread).await.map(drop)), Some(ErrorCode::INVALID_OBJECT));
+    assert_eq!(
+        code(vm.send(&p::HeapHistogram { live_only: false, max_entries: -1 }).await.map(drop)),
+        Some(ErrorCode::ILLEGAL_ARGUMENT)
+    );
+    // A feature the agent does not announce answers NOT_IMPLEMENTED; so does the event command,
+    // which only the agent sends.
+    if !profiler.has(feature::ALLOC) {
+        let alloc = p::AllocStart { sampling_interval_bytes: 1024, max_depth: 0, flags: 0 };
+        assert_eq!(code(vm.send(&alloc).await.map(drop)), Some(ErrorCode::NOT_IMPLEMENTED));
+    }
+    if !profiler.has(feature::HEAP_DUMP) {
+        let dump = p::HeapDump { path: "/nonexistent/x.hprof".into(), live_only: false };
+        assert_eq!(code(vm.send(&dump).await.map(drop)), Some(ErrorCode::NOT_IMPLEMENTED));
+    }
+    assert_eq!(code(vm.send(&p::Events { events: vec![] }).await.map(drop)), Some(ErrorCode::NOT_IMPLEMENTED));
+    // Nothing was started by the failed commands, and the agent still answers.
+    let report = Profiler::detect(&vm).await.unwrap().cpu_report(false).await.unwrap();
+    assert!(!report.running);
+    assert_eq!(report.samples, 0);
+}

@@ -3,9 +3,9 @@
 //! Mechanism (see `spec-notes/profiler.md`): per tick, the profiler thread reads each sampled
 //! thread's CPU time (`GetThreadCpuTime`, a clock read that stops nobody); threads whose time did
 //! not move did not run, cost nothing more and count as `idle_skipped`. The stacks of the others
-//! come from one `GetThreadListStackTraces` call, which stops only those threads, and only for as
-//! long as it takes to walk their stacks; no thread is suspended. Stacks are stored as method IDs
-//! and bytecode indexes; names and lines are looked up once per method, at report time.
+//! come from one `GetThreadListStackTraces` call (in JDK 17 a handshake for one thread, a short VM
+//! operation for several); no thread is suspended. Stacks are stored as method IDs and bytecode
+//! indexes; names and lines are looked up once per method, at report time.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
