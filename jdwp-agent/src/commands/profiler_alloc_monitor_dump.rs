@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use jdwp_protocol::commands::profiler::*;
+use jdwp_protocol::commands::{self as c, profiler::*};
 use jdwp_protocol::{ErrorCode, ThreadId};
 use jni_sys::jobject;
 
@@ -16,14 +16,16 @@ use crate::profiling::stacks::FrameResolver;
 use crate::profiling::{alloc, monitors};
 
 /// This module's commands.
+/// (Named `c::profiler::…`: these are commands of the `profiler` set though this file is not
+/// `profiler.rs`; the coverage generator reads the set from the path.)
 pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
-    AllocStart => alloc_start,
-    AllocStop => alloc_stop,
-    AllocReport => alloc_report,
-    MonitorStart => monitor_start,
-    MonitorStop => monitor_stop,
-    MonitorReport => monitor_report,
-    HeapDump => heap_dump,
+    c::profiler::AllocStart => alloc_start,
+    c::profiler::AllocStop => alloc_stop,
+    c::profiler::AllocReport => alloc_report,
+    c::profiler::MonitorStart => monitor_start,
+    c::profiler::MonitorStop => monitor_stop,
+    c::profiler::MonitorReport => monitor_report,
+    c::profiler::HeapDump => heap_dump,
 );
 
 /// Deepest stack recorded, whatever the debugger asks.

@@ -297,8 +297,8 @@ fn resolve_unknown_classes(env: Jvmti, jni: Jni, snapshot: &mut Snapshot, walk: 
     let mut next_tag = walk.next_tag;
     let mut pending: Vec<i64> = walk
         .objects
-        .values()
-        .map(|o| o.class_tag)
+        .iter()
+        .map(|(_, o)| o.class_tag)
         .filter(|t| *t != 0 && !snapshot.class_index.contains_key(t))
         .collect::<HashSet<_>>()
         .into_iter()
@@ -331,6 +331,8 @@ fn resolve_unknown_classes(env: Jvmti, jni: Jni, snapshot: &mut Snapshot, walk: 
 /// One object as the walk saw it.
 #[derive(Default)]
 struct Obj {
+    /// Reached by the walk (tags handed out before it may belong to unreachable objects).
+    seen: bool,
     class_tag: i64,
     /// Array length, -1 for other objects.
     length: i32,
@@ -351,9 +353,40 @@ enum Root {
     Thread(i64),
 }
 
+/// The walk's objects, indexed by tag: tags are handed out in sequence, so a vector is the map.
+#[derive(Default)]
+struct Objects(Vec<Obj>);
+
+impl Objects {
+    fn slot(&mut self, tag: i64) -> Option<&mut Obj> {
+        let i = usize::try_from(tag).ok()?;
+        if i >= self.0.len() {
+            // Tags only grow one at a time; anything far beyond is not one of ours.
+            if i > self.0.len() + 1024 {
+                return None;
+            }
+            self.0.resize_with(i + 1, Obj::default);
+        }
+        self.0.get_mut(i)
+    }
+
+    fn get(&self, tag: i64) -> Option<&Obj> {
+        usize::try_from(tag).ok().and_then(|i| self.0.get(i)).filter(|o| o.seen)
+    }
+
+    fn get_mut(&mut self, tag: i64) -> Option<&mut Obj> {
+        usize::try_from(tag).ok().and_then(|i| self.0.get_mut(i)).filter(|o| o.seen)
+    }
+
+    /// The objects reached, by increasing tag.
+    fn iter(&self) -> impl Iterator<Item = (i64, &Obj)> {
+        self.0.iter().enumerate().filter(|(_, o)| o.seen).map(|(i, o)| (i as i64, o))
+    }
+}
+
 struct Walk {
     next_tag: i64,
-    objects: HashMap<i64, Obj>,
+    objects: Objects,
     roots: Vec<Root>,
 }
 
@@ -366,16 +399,20 @@ impl Walk {
             *tag = self.next_tag;
             self.next_tag += 1;
         }
-        let obj = self.objects.entry(*tag).or_insert_with(|| Obj { class_tag, length, ..Default::default() });
-        if obj.class_tag == 0 {
-            obj.class_tag = class_tag;
+        if let Some(obj) = self.objects.slot(*tag) {
+            if !obj.seen {
+                *obj = Obj { seen: true, class_tag, length, ..Default::default() };
+            } else if obj.class_tag == 0 {
+                obj.class_tag = class_tag;
+            }
         }
         *tag
     }
 }
 
 fn walk(env: Jvmti, next_tag: i64) -> Result<Walk, ErrorCode> {
-    let mut walk = Walk { next_tag, objects: HashMap::new(), roots: Vec::new() };
+    let mut walk = Walk { next_tag, objects: Objects::default(), roots: Vec::new() };
+    walk.objects.0.reserve(1 << 16);
     let callbacks = jvmtiHeapCallbacks {
         heap_reference_callback: Some(on_reference),
         primitive_field_callback: Some(on_primitive_field),
@@ -448,7 +485,7 @@ unsafe extern "system" fn on_reference(
             (sys::JVMTI_HEAP_REFERENCE_ARRAY_ELEMENT, Some(i)) => unsafe { Some(i.array.index) },
             _ => None,
         };
-        let Some(obj) = walk.objects.get_mut(&referrer) else { return sys::JVMTI_VISIT_OBJECTS };
+        let Some(obj) = walk.objects.get_mut(referrer) else { return sys::JVMTI_VISIT_OBJECTS };
         match (kind, index) {
             (sys::JVMTI_HEAP_REFERENCE_CLASS, _) => obj.class_tag = tag,
             (_, Some(index)) => obj.refs.push((index, tag)),
@@ -491,7 +528,7 @@ unsafe extern "system" fn on_primitive_field(
             }
         };
         let tag = walk.object(object_tag_ptr, object_class_tag, -1);
-        if let Some(obj) = walk.objects.get_mut(&tag) {
+        if let Some(obj) = walk.objects.get_mut(tag) {
             obj.prims.push((index, bits));
         }
         sys::JVMTI_VISIT_OBJECTS
@@ -541,7 +578,7 @@ unsafe extern "system" fn on_primitive_array(
             big_endian.extend_from_slice(&e[..size]);
         }
         let tag = walk.object(tag_ptr, class_tag, element_count);
-        if let Some(obj) = walk.objects.get_mut(&tag) {
+        if let Some(obj) = walk.objects.get_mut(tag) {
             obj.length = element_count;
             obj.elements = Some(big_endian);
         }
@@ -658,7 +695,7 @@ fn write<W: std::io::Write>(snapshot: &Snapshot, walk: &Walk, out: W, millis: u6
         let layout = layouts.entry(i).or_insert_with(|| FieldLayout::of(snapshot, i));
         let own_start = layout.chain.first().map(|c| c.1).unwrap_or(0);
         let indices = FieldLayout::indices(snapshot, i, own_start);
-        let values = walk.objects.get(&class.tag);
+        let values = walk.objects.get(class.tag);
         let mut static_fields = Vec::new();
         let mut instance_fields = Vec::new();
         for (field, index) in class.fields.iter().zip(&indices) {
@@ -694,14 +731,12 @@ fn write<W: std::io::Write>(snapshot: &Snapshot, walk: &Walk, out: W, millis: u6
         })?;
     }
     // Objects, in tag order (the order they were first reached).
-    let mut tags: Vec<&i64> = walk.objects.keys().collect();
-    tags.sort_unstable();
     let mut values = Vec::new();
-    for &tag in tags {
+    let mut plans: HashMap<usize, Vec<(Option<i32>, BasicType)>> = HashMap::new();
+    for (tag, obj) in walk.objects.iter() {
         if snapshot.class_index.contains_key(&tag) {
             continue; // a class: its CLASS DUMP stands for it
         }
-        let obj = &walk.objects[&tag];
         let Some(&class) = snapshot.class_index.get(&obj.class_tag) else { continue };
         let info = &snapshot.classes[class];
         if info.is_array() {
@@ -732,17 +767,23 @@ fn write<W: std::io::Write>(snapshot: &Snapshot, walk: &Walk, out: W, millis: u6
             }
             continue;
         }
-        let layout = layouts.entry(class).or_insert_with(|| FieldLayout::of(snapshot, class));
-        values.clear();
-        for &(c, start) in &layout.chain {
-            let indices = FieldLayout::indices(snapshot, c, start);
-            for (field, index) in snapshot.classes[c].fields.iter().zip(indices) {
-                if field.is_static {
-                    continue;
+        let plan = plans.entry(class).or_insert_with(|| {
+            let layout = layouts.entry(class).or_insert_with(|| FieldLayout::of(snapshot, class));
+            let mut plan = Vec::new();
+            for &(c, start) in &layout.chain {
+                let indices = FieldLayout::indices(snapshot, c, start);
+                for (field, index) in snapshot.classes[c].fields.iter().zip(indices) {
+                    if !field.is_static {
+                        plan.push((index, field.ty));
+                    }
                 }
-                let value = index.and_then(|ix| value_at(obj, ix, field.ty)).unwrap_or(0);
-                hprof::put_value(&mut values, field.ty, value);
             }
+            plan
+        });
+        values.clear();
+        for &(index, ty) in plan.iter() {
+            let value = index.and_then(|ix| value_at(obj, ix, ty)).unwrap_or(0);
+            hprof::put_value(&mut values, ty, value);
         }
         w.instance_dump(tag as u64, info.tag as u64, &values)?;
     }
