@@ -148,3 +148,34 @@ fn subscribers_get_live_contended_monitor_events() {
     let _ = s.send(&p::Unsubscribe { kinds: vec![] });
     drop(jvm);
 }
+
+#[test]
+fn capabilities_list_these_features_and_bad_arguments_get_error_replies() {
+    use jdwp_protocol::ErrorCode;
+    use test_rig::wire::WireError;
+    let (jvm, mut s) = start_suspended("Contention");
+    let caps = s.send(&p::Capabilities {}).expect("Capabilities");
+    for f in [p::feature::ALLOC, p::feature::MONITOR, p::feature::HEAP_DUMP, "event:MonitorContended"] {
+        assert!(caps.features.iter().any(|x| x == f), "{f} missing from {:?}", caps.features);
+    }
+    let code = |r: Result<(), WireError>| match r {
+        Err(WireError::Jdwp { code, .. }) => Some(code),
+        _ => None,
+    };
+    let alloc = |sampling_interval_bytes, max_depth, flags| p::AllocStart { sampling_interval_bytes, max_depth, flags };
+    assert_eq!(code(s.send(&alloc(-1, 0, 0)).map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
+    assert_eq!(code(s.send(&alloc(1024, -1, 0)).map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
+    assert_eq!(code(s.send(&alloc(1024, 0, 1)).map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
+    assert_eq!(code(s.send(&p::MonitorStart { max_depth: -1, flags: 0 }).map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
+    assert_eq!(code(s.send(&p::MonitorStart { max_depth: 0, flags: 4 }).map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
+    for path in ["", "/nonexistent-dir-of-jdwp-rs/x.hprof"] {
+        let dump = p::HeapDump { path: path.into(), live_only: false };
+        assert_eq!(code(s.send(&dump).map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT), "{path:?}");
+    }
+    // Nothing was started by the failed commands, and stopping what never started is fine.
+    assert!(!s.send(&p::AllocReport { reset: false }).unwrap().running);
+    assert!(!s.send(&p::MonitorReport { reset: false }).unwrap().running);
+    s.send(&p::AllocStop {}).expect("AllocStop when not sampling");
+    s.send(&p::MonitorStop {}).expect("MonitorStop when not recording");
+    drop(jvm);
+}
