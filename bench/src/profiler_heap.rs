@@ -17,8 +17,8 @@
 //! - `plain`: no agent; `jfr-alloc`: no agent, JFR recording only `jdk.ObjectAllocationSample`
 //!   (throttle 300/s, JFR's `profile` setting);
 //! - `ours-idle`: our agent, a client attached asking for nothing (the baseline of the next two);
-//! - `ours-512k`, `ours-32k`: our agent sampling about every 512 KiB (JVMTI's default) and 32 KiB
-//!   (jdb-rs's default), live tracking on.
+//! - `ours-512k`, `ours-32k`: our agent sampling about every 512 KiB (JVMTI's default, and
+//!   jdb-rs's) and every 32 KiB, live tracking on.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

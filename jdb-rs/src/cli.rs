@@ -83,7 +83,7 @@ pub struct ProfileOptions {
     /// `--cpu`: CPU samples.
     pub cpu: bool,
     /// `--alloc`: allocation sites, sampled about every `alloc_interval` bytes
-    /// (`--alloc-interval`, default 32 KiB).
+    /// (`--alloc-interval`, default 512 KiB).
     pub alloc: bool,
     pub alloc_interval: i32,
     /// `--monitors`: monitor contention.
@@ -113,7 +113,7 @@ impl std::fmt::Display for UsageError {
 pub const USAGE: &str = "\
 Usage: jdb-rs <options> <class> <arguments>
        jdb-rs deadlocks --attach [host:]port [--json]
-       jdb-rs profile --attach [host:]port [--cpu] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 32768] [--top 20] [--flame out.svg] [--json]
+       jdb-rs profile --attach [host:]port [--cpu] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]
 
 where options include:
     -? -h --help -help print this help message and exit
@@ -272,7 +272,7 @@ fn parse_deadlocks(args: &[String]) -> Result<Cli, UsageError> {
     Ok(Cli::Deadlocks { attach, json })
 }
 
-const PROFILE_USAGE: &str = "usage: jdb-rs profile --attach [host:]port [--cpu] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 32768] [--top 20] [--flame out.svg] [--json]";
+const PROFILE_USAGE: &str = "usage: jdb-rs profile --attach [host:]port [--cpu] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]";
 
 fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
     let mut o = ProfileOptions {

@@ -92,7 +92,7 @@ profile cpu start [interval] -- sample CPU use every interval (default 10ms; e.g
 profile cpu stop          -- stop sampling (the samples are kept)
 profile report [n]        -- HPROF-like CPU report of the top n traces (default 20),
                              with the SITES and MONITOR TIME sections when recorded
-profile alloc start [b]   -- sample allocations about every b bytes (default 32768)
+profile alloc start [b]   -- sample allocations about every b bytes (default 524288)
 profile alloc stop        -- stop sampling allocations (the sites are kept)
 profile monitors start    -- record monitor contention (who blocked, where, on whom)
 profile monitors stop     -- stop recording monitor contention

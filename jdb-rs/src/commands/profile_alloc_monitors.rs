@@ -17,9 +17,10 @@ use super::profile::frame_text;
 use crate::flame::{FlameOptions, FoldedStack, render_svg};
 use crate::session::Session;
 
-/// Bytes between allocation samples when none is given (JVMTI's default, 512 KiB, sees too
-/// little of a short session; 32 KiB costs little more and sees much more).
-pub const DEFAULT_ALLOC_INTERVAL: i32 = 32 * 1024;
+/// Bytes between allocation samples when none is given: JVMTI's default, 512 KiB. Each sample
+/// takes a stack, so denser sampling costs in proportion (see BENCHMARKS.md: at 32 KiB an
+/// allocation-bound program ran about twice as long); ask for less with `profile alloc start N`.
+pub const DEFAULT_ALLOC_INTERVAL: i32 = 512 * 1024;
 
 const MORE_USAGE: &str = "Usage: profile alloc start [interval-bytes] | profile alloc stop | profile monitors start | \
      profile monitors stop | profile flame <file.svg> [cpu|alloc]";

@@ -71,12 +71,17 @@ impl AllocTable {
     /// Records one sample; `tag` is the object's tag if it is tracked for liveness.
     pub fn record(&mut self, stack: RawStack, class_signature: String, size: i64, interval: i32, tag: Option<jlong>) {
         let (count, bytes) = sample_weight(size, interval);
-        let next = self.sites.len();
         let key = (stack, class_signature);
-        let site = *self.index.entry(key.clone()).or_insert(next);
-        if site == next {
-            self.sites.push(Site { stack: key.0, class_signature: key.1, ..Default::default() });
-        }
+        // The common case, a site seen before, allocates nothing.
+        let site = match self.index.get(&key) {
+            Some(&site) => site,
+            None => {
+                let site = self.sites.len();
+                self.sites.push(Site { stack: key.0.clone(), class_signature: key.1.clone(), ..Default::default() });
+                self.index.insert(key, site);
+                site
+            }
+        };
         let s = &mut self.sites[site];
         s.samples += 1;
         s.allocated_count += count;
