@@ -20,7 +20,9 @@
 //!
 //! The work is the same in every JVM (the checksum must match). Overheads are medians of the
 //! work's wall time against the matching baseline. Samples per second are samples recorded over
-//! the work's wall time.
+//! the work's wall time. For our sampler, `CpuReport` also says what it cost, which a busy
+//! machine's noise does not blur: its thread's CPU time and the wall time spent taking stacks
+//! (during which the sampled threads are stopped), both as shares of the work's wall time.
 //!
 //! Deadlocks: `tests/fixtures/ManyDeadlocks.java` with N threads in N/2 monitor pairs under our
 //! agent; `Profiler.Deadlocks` (one command) and jdi-rs's `deadlock::find_deadlocks` (suspend,
@@ -128,6 +130,9 @@ struct WorkResult {
     samples: Option<f64>,
     /// Our sampler's ticks.
     ticks: Option<f64>,
+    /// Our sampler's own CPU time and the wall time it spent taking stacks (ms).
+    sampler_cpu_ms: Option<f64>,
+    stack_walk_ms: Option<f64>,
 }
 
 async fn cpu_overhead(opts: &Options, lib: &Path) -> Result<(), String> {
@@ -166,8 +171,10 @@ async fn cpu_overhead(opts: &Options, lib: &Path) -> Result<(), String> {
         opts.runs
     );
     println!();
-    println!("| configuration | work (ms) | overhead | vs | samples | samples/s | ticks/s |");
-    println!("|---|---:|---:|---|---:|---:|---:|");
+    println!(
+        "| configuration | work (ms) | overhead | vs | samples | samples/s | ticks/s | sampler CPU | taking stacks |"
+    );
+    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|");
     for config in CONFIGS {
         let baseline = if config.starts_with("ours") { "ours-idle" } else { "plain" };
         let overhead = match (time(config), time(baseline)) {
@@ -178,12 +185,16 @@ async fn cpu_overhead(opts: &Options, lib: &Path) -> Result<(), String> {
         let ms = time(config).unwrap_or(f64::NAN);
         let samples = med(config, |r| r.samples);
         let rate = |v: Option<f64>| v.map(|v| format_number(v / (ms / 1000.0))).unwrap_or_else(|| "-".into());
+        // The sampler's own costs, as a share of the work's wall time.
+        let share = |v: Option<f64>| v.map(|v| format!("{:.2}%", v / ms * 100.0)).unwrap_or_else(|| "-".into());
         println!(
-            "| {config} | {} | {overhead} | {vs} | {} | {} | {} |",
+            "| {config} | {} | {overhead} | {vs} | {} | {} | {} | {} | {} |",
             format_number(ms),
             samples.map(format_number).unwrap_or_else(|| "-".into()),
             rate(samples),
             rate(med(config, |r| r.ticks)),
+            share(med(config, |r| r.sampler_cpu_ms)),
+            share(med(config, |r| r.stack_walk_ms)),
         );
     }
     // Ours idle against no agent at all, for completeness (the agent's cost when nobody samples).
@@ -221,6 +232,8 @@ async fn work_run(opts: &Options, lib: &Path, dir: &Path, config: &str) -> Resul
     let jvm = builder.spawn().map_err(|e| e.to_string())?;
     let mut samples = None;
     let mut ticks = None;
+    let mut sampler_cpu_ms = None;
+    let mut stack_walk_ms = None;
     let done = if ours {
         let vm = jdi::attach(&jvm.address().to_string(), Some(WORK_TIMEOUT)).await.map_err(|e| e.to_string())?;
         let jvm = wait_line(jvm, "ready").await?;
@@ -252,6 +265,8 @@ async fn work_run(opts: &Options, lib: &Path, dir: &Path, config: &str) -> Resul
             let report = p.cpu_report(true).await.map_err(|e| e.to_string())?;
             samples = Some(report.samples as f64);
             ticks = Some(report.ticks as f64);
+            sampler_cpu_ms = Some(report.sampler_cpu_nanos as f64 / 1e6);
+            stack_walk_ms = Some(report.stack_walk_nanos as f64 / 1e6);
         }
         // Lets the workload exit.
         class.set_value(&go, Value::Boolean(false)).await.map_err(|e| e.to_string())?;
@@ -272,7 +287,7 @@ async fn work_run(opts: &Options, lib: &Path, dir: &Path, config: &str) -> Resul
     let (Some(sum), Some(total)) = (words.get(2), words.get(4).and_then(|t| t.parse::<f64>().ok())) else {
         return Err(format!("{config}: unexpected line {done:?}"));
     };
-    Ok((WorkResult { total_ms: total, samples, ticks }, sum.to_string()))
+    Ok((WorkResult { total_ms: total, samples, ticks, sampler_cpu_ms, stack_walk_ms }, sum.to_string()))
 }
 
 /// A JFR configuration that enables only the execution sampler, at `period` ("10 ms").

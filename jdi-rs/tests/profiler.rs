@@ -74,6 +74,8 @@ async fn a_hot_method_dominates_the_cpu_report() {
     profiler.cpu_stop().await.unwrap();
     assert!(report.running);
     assert!(report.ticks > 0 && report.samples > 0);
+    // What it cost is measured: the sampler's CPU time and the time spent taking stacks.
+    assert!(report.sampler_cpu_nanos > 0 && report.stack_walk_nanos > 0, "{report:?}");
     assert_eq!(report.samples, report.traces.iter().map(|t| t.samples).sum::<i64>());
 
     // Traces come by decreasing count, numbered from 1.

@@ -103,13 +103,16 @@ pub fn cpu_report_text(report: &CpuReportReply, top: usize) -> String {
     let _ = writeln!(out, "CPU SAMPLES END");
     let _ = writeln!(
         out,
-        "{} samples from {} ticks in {:.3} s every {} us ({}); {} idle thread visits skipped",
+        "{} samples from {} ticks in {:.3} s every {} us ({}); {} idle thread visits skipped; \
+         sampler CPU {:.1} ms, taking stacks {:.1} ms",
         report.samples,
         report.ticks,
         report.elapsed_nanos as f64 / 1e9,
         report.interval_micros,
         if report.running { "running" } else { "stopped" },
-        report.idle_skipped
+        report.idle_skipped,
+        report.sampler_cpu_nanos as f64 / 1e6,
+        report.stack_walk_nanos as f64 / 1e6,
     );
     out
 }
@@ -125,6 +128,8 @@ pub fn cpu_report_json(report: &CpuReportReply) -> Json {
         "ticks": report.ticks,
         "samples": report.samples,
         "idle_skipped": report.idle_skipped,
+        "sampler_cpu_nanos": report.sampler_cpu_nanos,
+        "stack_walk_nanos": report.stack_walk_nanos,
         "threads": report.threads.iter().map(|t| json!({"name": t.name, "id": t.thread.0, "samples": t.samples})).collect::<Vec<_>>(),
         "traces": report.traces.iter().map(|t| json!({
             "id": t.trace_id,
@@ -397,6 +402,8 @@ mod tests {
             ticks: 2000,
             samples: 4,
             idle_skipped: 10,
+            sampler_cpu_nanos: 1_000_000,
+            stack_walk_nanos: 2_000_000,
             threads: vec![ProfiledThread {
                 index: 0,
                 thread: jdi::protocol::ThreadId(5),

@@ -66,7 +66,16 @@ pub struct CpuSampler {
     ticks: i64,
     samples: i64,
     idle_skipped: i64,
+    /// CPU time of the profiler thread in ticks, and wall time in stack walks (nanoseconds).
+    sampler_cpu: i64,
+    stack_walk: i64,
     tid_field: Option<usize>,
+}
+
+/// The calling thread's CPU time in nanoseconds (0 if it cannot be read).
+fn thread_cpu_nanos(agent: &Agent) -> i64 {
+    // A null thread is the current one.
+    agent.jvmti.get_thread_cpu_time(std::ptr::null_mut()).unwrap_or(0)
 }
 
 impl CpuSampler {
@@ -127,6 +136,8 @@ impl CpuSampler {
         self.ticks = 0;
         self.samples = 0;
         self.idle_skipped = 0;
+        self.sampler_cpu = 0;
+        self.stack_walk = 0;
         let now = Instant::now();
         self.started = Some(now);
         if !self.running {
@@ -139,6 +150,12 @@ impl CpuSampler {
         if !self.running {
             return;
         }
+        let cpu_before = thread_cpu_nanos(agent);
+        self.sample(agent, jni);
+        self.sampler_cpu += thread_cpu_nanos(agent) - cpu_before;
+    }
+
+    fn sample(&mut self, agent: &Agent, jni: Jni) {
         let now = Instant::now();
         // A tick that comes late (a long safepoint, an overloaded machine) is not made up for:
         // the next one is an interval from now, as a timer signal would behave.
@@ -173,7 +190,10 @@ impl CpuSampler {
             return;
         }
         let list: Vec<jthread> = ran.iter().map(|&i| self.threads[i].thread.0).collect();
-        let Ok(stacks) = agent.jvmti.get_thread_list_stack_traces(&list, self.max_depth) else { return };
+        let walk_start = Instant::now();
+        let stacks = agent.jvmti.get_thread_list_stack_traces(&list, self.max_depth);
+        self.stack_walk += i64::try_from(walk_start.elapsed().as_nanos()).unwrap_or(i64::MAX);
+        let Ok(stacks) = stacks else { return };
         // JVMTI answers in the order of the list.
         for (&index, stack) in ran.iter().zip(stacks.iter()) {
             // A thread that used CPU since the last tick but is now blocked or waiting is not
@@ -270,6 +290,8 @@ impl CpuSampler {
             ticks: self.ticks,
             samples: self.samples,
             idle_skipped: self.idle_skipped,
+            sampler_cpu_nanos: self.sampler_cpu,
+            stack_walk_nanos: self.stack_walk,
             threads,
             traces,
         };

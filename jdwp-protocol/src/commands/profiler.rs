@@ -197,8 +197,11 @@ command_set! {
         }
         /// The samples taken since `CpuStart` (sampling may still be running): `ticks` sampler
         /// ticks over `elapsed_nanos`, `samples` stacks recorded in all, `idle_skipped` thread
-        /// visits skipped because the thread had not run since the previous tick. Traces by
-        /// decreasing samples. `reset` discards the samples after answering.
+        /// visits skipped because the thread had not run since the previous tick. What sampling
+        /// cost: `sampler_cpu_nanos`, the CPU time the sampler's thread used in its ticks, and
+        /// `stack_walk_nanos`, the wall time spent taking stacks (in HotSpot, time in which the
+        /// sampled threads were stopped). Traces by decreasing samples. `reset` discards the
+        /// samples after answering.
         CpuReport = 4 {
             out CpuReport { reset: bool }
             reply CpuReportReply {
@@ -208,6 +211,8 @@ command_set! {
                 ticks: i64,
                 samples: i64,
                 idle_skipped: i64,
+                sampler_cpu_nanos: i64,
+                stack_walk_nanos: i64,
                 threads: Vec<ProfiledThread>,
                 traces: Vec<CpuTrace>,
             }
