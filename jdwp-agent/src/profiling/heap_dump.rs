@@ -358,13 +358,13 @@ enum Root {
 struct Objects(Vec<Obj>);
 
 impl Objects {
-    fn slot(&mut self, tag: i64) -> Option<&mut Obj> {
+    /// The record of `tag`, which must be below `next_tag` (every tag this dump handed out is).
+    fn slot(&mut self, tag: i64, next_tag: i64) -> Option<&mut Obj> {
+        if tag <= 0 || tag >= next_tag {
+            return None;
+        }
         let i = usize::try_from(tag).ok()?;
         if i >= self.0.len() {
-            // Tags only grow one at a time; anything far beyond is not one of ours.
-            if i > self.0.len() + 1024 {
-                return None;
-            }
             self.0.resize_with(i + 1, Obj::default);
         }
         self.0.get_mut(i)
@@ -399,7 +399,7 @@ impl Walk {
             *tag = self.next_tag;
             self.next_tag += 1;
         }
-        if let Some(obj) = self.objects.slot(*tag) {
+        if let Some(obj) = self.objects.slot(*tag, self.next_tag) {
             if !obj.seen {
                 *obj = Obj { seen: true, class_tag, length, ..Default::default() };
             } else if obj.class_tag == 0 {
@@ -796,5 +796,87 @@ fn value_at(obj: &Obj, index: i32, ty: BasicType) -> Option<u64> {
         obj.refs.iter().find(|r| r.0 == index).map(|r| r.1 as u64)
     } else {
         obj.prims.iter().find(|p| p.0 == index).map(|p| p.1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(name: &str, ty: BasicType, is_static: bool) -> Field {
+        Field { name: name.into(), ty, is_static, filtered: false }
+    }
+
+    fn class(tag: i64, signature: &str, super_tag: i64, interfaces: Vec<i64>, fields: Vec<Field>) -> ClassInfo {
+        ClassInfo { tag, signature: signature.into(), super_tag, loader_tag: 0, interfaces, fields }
+    }
+
+    /// `Node extends Base implements Weighted`, `Weighted extends Marker`, each with fields.
+    fn snapshot() -> Snapshot {
+        let classes = vec![
+            class(1, "Ljava/lang/Object;", 0, vec![], vec![]),
+            class(2, "LMarker;", 0, vec![], vec![field("M", BasicType::Int, true)]),
+            class(
+                3,
+                "LWeighted;",
+                0,
+                vec![2],
+                vec![field("UNIT", BasicType::Int, true), field("KIND", BasicType::Object, true)],
+            ),
+            class(
+                4,
+                "LBase;",
+                1,
+                vec![],
+                vec![field("baseId", BasicType::Int, false), field("COUNT", BasicType::Int, true)],
+            ),
+            class(
+                5,
+                "LNode;",
+                4,
+                vec![3],
+                vec![
+                    field("created", BasicType::Int, true),
+                    field("id", BasicType::Int, false),
+                    field("next", BasicType::Object, false),
+                ],
+            ),
+        ];
+        let class_index = classes.iter().enumerate().map(|(i, c)| (c.tag, i)).collect();
+        Snapshot { classes, class_index, threads: Vec::new(), next_tag: 6 }
+    }
+
+    #[test]
+    fn field_indices_put_all_superinterface_fields_first_then_classes_from_the_top() {
+        let s = snapshot();
+        // Node: Marker's and Weighted's 3 fields (any order), then Object (0), Base (2), Node (3).
+        let layout = FieldLayout::of(&s, 4);
+        assert_eq!(layout.chain, vec![(4, 5), (3, 3), (0, 3)]);
+        assert_eq!(FieldLayout::indices(&s, 4, 5), vec![Some(5), Some(6), Some(7)]);
+        assert_eq!(FieldLayout::indices(&s, 3, 3), vec![Some(3), Some(4)]);
+        // Base alone implements nothing: its fields start at 0.
+        assert_eq!(FieldLayout::of(&s, 3).chain, vec![(3, 0), (0, 0)]);
+        // An interface's own statics come after its superinterfaces'.
+        assert_eq!(FieldLayout::of(&s, 2).chain, vec![(2, 1)]);
+    }
+
+    #[test]
+    fn filtered_fields_take_no_index() {
+        let mut s = snapshot();
+        s.classes[3].fields.insert(0, Field { filtered: true, ..field("hidden", BasicType::Object, false) });
+        assert_eq!(FieldLayout::indices(&s, 3, 3), vec![None, Some(3), Some(4)]);
+        assert!(is_filtered("Ljdk/internal/reflect/ConstantPool;", "constantPoolOop"));
+        assert!(!is_filtered("Ljdk/internal/reflect/ConstantPool;", "other"));
+    }
+
+    #[test]
+    fn objects_are_indexed_by_the_tags_handed_out() {
+        let mut objects = Objects::default();
+        assert!(objects.slot(0, 10).is_none());
+        assert!(objects.slot(10, 10).is_none(), "a tag not handed out yet");
+        objects.slot(7, 10).unwrap().seen = true;
+        objects.slot(3, 10).unwrap().seen = true;
+        assert!(objects.get(5).is_none(), "a slot never reached");
+        assert_eq!(objects.iter().map(|(t, _)| t).collect::<Vec<_>>(), vec![3, 7]);
     }
 }
