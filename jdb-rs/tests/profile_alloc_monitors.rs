@@ -128,3 +128,29 @@ fn session_commands_record_report_and_dump_the_heap() {
     let _ = std::fs::remove_file(&dump);
     let _ = std::fs::remove_file(&svg);
 }
+
+#[test]
+fn one_shot_cpu_profile_draws_a_flame_graph_of_the_hot_method() {
+    let jvm = started("Profiled", "ready");
+    let svg = temp_file("cpu.svg");
+    let svg_arg = svg.to_string_lossy().into_owned();
+    let address = jvm.address().to_string();
+    let (code, out, err) = run_jdb_rs(&[
+        "profile",
+        "--attach",
+        &address,
+        "--cpu",
+        "--duration",
+        "1s",
+        "--interval",
+        "1ms",
+        "--flame",
+        &svg_arg,
+    ]);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    assert!(out.contains("CPU SAMPLES BEGIN") && out.contains(&format!("Flame graph written to {svg_arg}")), "{out}");
+    let drawn = std::fs::read_to_string(&svg).expect("the flame graph was written");
+    assert!(drawn.contains("<title>Profiled.hot ("), "the hot method is a frame");
+    assert!(drawn.contains(" samples, "), "tooltips count samples");
+    let _ = std::fs::remove_file(&svg);
+}
