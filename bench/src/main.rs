@@ -18,11 +18,13 @@
 //! the client of both (see `agent.rs`). `bench jdb [...]`: jdb-rs against jdb, first prompt and
 //! peak RSS (see `jdb.rs`). `bench profiler [...]` measures our agent's profiler: CPU sampling
 //! overhead against JFR's, and one-trip deadlock detection against standard commands (see
-//! `profiler.rs`).
+//! `profiler.rs`). `bench profiler-heap [...]` measures its heap side: the HPROF dump against
+//! `jcmd GC.heap_dump`, and allocation sampling overhead against JFR's (see `profiler_heap.rs`).
 
 mod agent;
 mod jdb;
 mod profiler;
+mod profiler_heap;
 mod side;
 
 use std::collections::BTreeMap;
@@ -62,6 +64,7 @@ fn main() -> ExitCode {
         Some("agent") => agent::main(&argv[1..]),
         Some("jdb") => jdb::main(&argv[1..]),
         Some("profiler") => profiler::main(&argv[1..]),
+        Some("profiler-heap") => profiler_heap::main(&argv[1..]),
         _ => orchestrate(&argv),
     };
     match result {
@@ -109,7 +112,8 @@ fn parse(argv: &[String]) -> Result<Options, String> {
                 return Err("usage: bench [--hits N] [--steps N] [--round-trips N] [--concurrency N] [--depth N] \
                             [--reps N] [--runs N] [--only jdi-rs|jdi-rs-ct|jdi]\n       \
                             bench agent --help   (the agent benchmark: the JDK's agent against ours)\n       \
-                            bench profiler --help   (the profiler benchmark: sampling overhead, deadlocks)"
+                            bench profiler --help   (the profiler benchmark: sampling overhead, deadlocks)
+                            bench profiler-heap --help   (heap dump vs jcmd, allocation sampling overhead)"
                     .into());
             }
             other => return Err(format!("unknown option {other} (try --help)")),

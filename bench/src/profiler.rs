@@ -316,12 +316,12 @@ fn jfr_samples(file: &Path) -> Result<f64, String> {
         .ok_or_else(|| format!("no jdk.ExecutionSample count in `jfr summary {}`:\n{text}", file.display()))
 }
 
-async fn wait_line(jvm: Debuggee, needle: &str) -> Result<Debuggee, String> {
+pub(crate) async fn wait_line(jvm: Debuggee, needle: &str) -> Result<Debuggee, String> {
     wait_line_text(jvm, needle).await.map(|(jvm, _)| jvm)
 }
 
 /// Waits (off the runtime's threads) for a line of the JVM's output containing `needle`.
-async fn wait_line_text(jvm: Debuggee, needle: &str) -> Result<(Debuggee, String), String> {
+pub(crate) async fn wait_line_text(jvm: Debuggee, needle: &str) -> Result<(Debuggee, String), String> {
     let needle = needle.to_string();
     tokio::task::spawn_blocking(move || {
         let line = jvm.wait_for_line(&needle, WORK_TIMEOUT).map_err(|e| format!("{e}\n{}", jvm.output_text()))?;
@@ -331,7 +331,7 @@ async fn wait_line_text(jvm: Debuggee, needle: &str) -> Result<(Debuggee, String
     .map_err(|e| e.to_string())?
 }
 
-async fn finish(jvm: Debuggee) -> Result<(), String> {
+pub(crate) async fn finish(jvm: Debuggee) -> Result<(), String> {
     tokio::task::spawn_blocking(move || match jvm.wait_for_exit(Duration::from_secs(60)) {
         Some(s) if s.success() => Ok(()),
         status => Err(format!("the workload did not end well: {status:?}\n{}", jvm.output_text())),
@@ -404,7 +404,7 @@ fn check(found: usize, expected: usize, what: &str) -> Result<(), String> {
 }
 
 /// `/proc/loadavg`'s first three fields.
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
         .unwrap_or_else(|_| "unknown".into())

@@ -84,8 +84,17 @@ pub enum Cli {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ProfileOptions {
     pub attach: String,
-    /// `--cpu`: CPU samples (the only kind this build has).
+    /// `--cpu`: CPU samples.
     pub cpu: bool,
+    /// `--alloc`: allocation sites, sampled about every `alloc_interval` bytes
+    /// (`--alloc-interval`, default 512 KiB).
+    pub alloc: bool,
+    pub alloc_interval: i32,
+    /// `--monitors`: monitor contention.
+    pub monitors: bool,
+    /// `--flame FILE.svg`: a flame graph of the CPU samples (or, without `--cpu`, of the
+    /// allocated bytes).
+    pub flame: Option<String>,
     /// How long to profile (`--duration`, default 10 s).
     pub duration: Duration,
     /// The sampling interval (`--interval`, default 10 ms).
@@ -108,7 +117,7 @@ impl std::fmt::Display for UsageError {
 pub const USAGE: &str = "\
 Usage: jdb-rs <options> <class> <arguments>
        jdb-rs deadlocks --attach [host:]port [--json]
-       jdb-rs profile --attach [host:]port --cpu [--duration 10s] [--interval 10ms] [--top 20] [--json]
+       jdb-rs profile --attach [host:]port [--cpu] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]
 
 where options include:
     -? -h --help -help print this help message and exit
@@ -273,13 +282,16 @@ fn parse_deadlocks(args: &[String]) -> Result<Cli, UsageError> {
     Ok(Cli::Deadlocks { attach, json })
 }
 
-const PROFILE_USAGE: &str =
-    "usage: jdb-rs profile --attach [host:]port --cpu [--duration 10s] [--interval 10ms] [--top 20] [--json]";
+const PROFILE_USAGE: &str = "usage: jdb-rs profile --attach [host:]port [--cpu] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]";
 
 fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
     let mut o = ProfileOptions {
         attach: String::new(),
         cpu: false,
+        alloc: false,
+        alloc_interval: crate::commands::profile_alloc_monitors::DEFAULT_ALLOC_INTERVAL,
+        monitors: false,
+        flame: None,
         duration: Duration::from_secs(10),
         interval: crate::commands::profile::DEFAULT_INTERVAL,
         top: crate::commands::profile::DEFAULT_TOP,
@@ -300,6 +312,21 @@ fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
                 attach = Some(value(i, "--attach")?);
             }
             "--cpu" => o.cpu = true,
+            "--alloc" => o.alloc = true,
+            "--monitors" => o.monitors = true,
+            "--alloc-interval" => {
+                i += 1;
+                let text = value(i, "--alloc-interval")?;
+                o.alloc_interval = text
+                    .parse()
+                    .ok()
+                    .filter(|&n: &i32| n >= 0)
+                    .ok_or_else(|| usage(format!("profile: --alloc-interval {text:?} is not a byte count")))?;
+            }
+            "--flame" => {
+                i += 1;
+                o.flame = Some(value(i, "--flame")?);
+            }
             "--duration" => {
                 i += 1;
                 o.duration = duration(value(i, "--duration")?, "--duration")?;
@@ -324,8 +351,11 @@ fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
         i += 1;
     }
     o.attach = attach.ok_or_else(|| usage(PROFILE_USAGE))?;
-    if !o.cpu {
-        return Err(usage(format!("profile: say what to profile (--cpu)\n{PROFILE_USAGE}")));
+    if !(o.cpu || o.alloc || o.monitors) {
+        return Err(usage(format!("profile: say what to profile (--cpu, --alloc, --monitors)\n{PROFILE_USAGE}")));
+    }
+    if o.flame.is_some() && !(o.cpu || o.alloc) {
+        return Err(usage("profile: --flame draws CPU samples or allocations: add --cpu or --alloc"));
     }
     Ok(Cli::Profile(o))
 }
@@ -412,6 +442,15 @@ mod tests {
         assert!(parse(&args("profile --attach h:5")).is_err(), "nothing to profile");
         assert!(parse(&args("profile --cpu")).is_err(), "no address");
         assert!(parse(&args("profile --attach h:5 --cpu --duration soon")).is_err());
+        let Cli::Profile(o) =
+            parse(&args("profile --attach h:5 --alloc --monitors --alloc-interval 4096 --flame a.svg")).unwrap()
+        else {
+            panic!()
+        };
+        assert!(o.alloc && o.monitors && !o.cpu);
+        assert_eq!((o.alloc_interval, o.flame.as_deref()), (4096, Some("a.svg")));
+        assert!(parse(&args("profile --attach h:5 --monitors --flame a.svg")).is_err(), "nothing to draw");
+        assert!(parse(&args("profile --attach h:5 --alloc --alloc-interval lots")).is_err());
     }
 
     #[test]

@@ -19,6 +19,7 @@ pub mod cli;
 pub mod commands;
 pub mod events;
 pub mod expr;
+pub mod flame;
 pub mod format;
 pub mod json;
 pub mod out;
@@ -223,9 +224,10 @@ fn one_shot_error(json: bool, message: &str) -> i32 {
     1
 }
 
-/// `jdb-rs profile --attach ADDR --cpu ...`: samples for the duration, prints the report, and
-/// detaches (the VM runs on).
+/// `jdb-rs profile --attach ADDR --cpu|--alloc|--monitors ...`: records for the duration, prints
+/// the reports (and writes the flame graph), and detaches (the VM runs on).
 async fn profile_once(opts: &cli::ProfileOptions) -> i32 {
+    use commands::profile_alloc_monitors as more;
     use jdi::profiler::Profiler;
     let vm = match jdi::attach(&opts.attach, Some(session::CONNECT_TIMEOUT)).await {
         Ok(vm) => vm,
@@ -233,24 +235,81 @@ async fn profile_once(opts: &cli::ProfileOptions) -> i32 {
     };
     let result = async {
         let profiler = Profiler::detect(&vm).await?;
-        profiler.cpu_start(opts.interval, 0, &[]).await?;
+        if opts.cpu {
+            profiler.cpu_start(opts.interval, 0, &[]).await?;
+        }
+        if opts.alloc {
+            profiler.alloc_start(opts.alloc_interval, 0).await?;
+        }
+        if opts.monitors {
+            profiler.monitor_start(0).await?;
+        }
         tokio::time::sleep(opts.duration).await;
-        profiler.cpu_stop().await?;
-        profiler.cpu_report(true).await
+        let cpu = if opts.cpu {
+            profiler.cpu_stop().await?;
+            Some(profiler.cpu_report(true).await?)
+        } else {
+            None
+        };
+        let alloc = if opts.alloc {
+            profiler.alloc_stop().await?;
+            Some(profiler.alloc_report(true).await?)
+        } else {
+            None
+        };
+        let monitors = if opts.monitors {
+            profiler.monitor_stop().await?;
+            Some(profiler.monitor_report(true).await?)
+        } else {
+            None
+        };
+        Ok::<_, jdi::JdiError>((cpu, alloc, monitors))
     }
     .await;
     let _ = vm.dispose().await;
-    match result {
-        Ok(report) => {
-            if opts.json {
-                let mut object = commands::profile::cpu_report_json(&report);
-                object["type"] = serde_json::json!("profile");
-                println!("{object}");
-            } else {
-                print!("{}", commands::profile::cpu_report_text(&report, opts.top));
-            }
-            0
+    let (cpu, alloc, monitors) = match result {
+        Ok(reports) => reports,
+        Err(e) => return one_shot_error(opts.json, &e.to_string()),
+    };
+    if let Some(path) = &opts.flame {
+        let written = match (&cpu, &alloc) {
+            (Some(report), _) => more::write_flame(path, &more::cpu_folded(report), "CPU samples", "samples"),
+            (None, Some(report)) => more::write_flame(path, &more::alloc_folded(report), "Allocated bytes", "bytes"),
+            (None, None) => Ok(()),
+        };
+        if let Err(e) = written {
+            return one_shot_error(opts.json, &format!("Unable to write {path}: {e}"));
         }
-        Err(e) => one_shot_error(opts.json, &e.to_string()),
     }
+    if opts.json {
+        let mut object = match &cpu {
+            Some(report) => commands::profile::cpu_report_json(report),
+            None => serde_json::json!({}),
+        };
+        object["type"] = serde_json::json!("profile");
+        if let Some(report) = &alloc {
+            object["sites"] = more::sites_json(report);
+        }
+        if let Some(report) = &monitors {
+            object["monitors"] = more::monitors_json(report);
+        }
+        if let Some(path) = &opts.flame {
+            object["flame"] = serde_json::json!(path);
+        }
+        println!("{object}");
+    } else {
+        if let Some(report) = &cpu {
+            print!("{}", commands::profile::cpu_report_text(report, opts.top));
+        }
+        if let Some(report) = &alloc {
+            print!("{}", more::sites_text(report, opts.top));
+        }
+        if let Some(report) = &monitors {
+            print!("{}", more::monitors_text(report, opts.top));
+        }
+        if let Some(path) = &opts.flame {
+            println!("Flame graph written to {path}");
+        }
+    }
+    0
 }

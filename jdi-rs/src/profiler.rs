@@ -23,6 +23,10 @@ pub use p::{
     ThreadSamples, Trace, feature,
 };
 
+mod alloc_monitor_dump;
+
+pub use p::{MonitorOwner, MonitorSite};
+
 /// What [`JdiError::Unsupported`] says when the agent has no profiler.
 const NO_PROFILER: &str = "profile: its JDWP agent has no Profiler command set (it is not jdwp-rs's agent)";
 

@@ -90,8 +90,15 @@ deadlocks                 -- find deadlocks (threads, locks and stacks; with jdb
 With jdb-rs's agent (jdwp-agent):
 profile cpu start [interval] -- sample CPU use every interval (default 10ms; e.g. 1ms)
 profile cpu stop          -- stop sampling (the samples are kept)
-profile report [n]        -- HPROF-like CPU report of the top n traces (default 20)
+profile report [n]        -- HPROF-like CPU report of the top n traces (default 20),
+                             with the SITES and MONITOR TIME sections when recorded
+profile alloc start [b]   -- sample allocations about every b bytes (default 524288)
+profile alloc stop        -- stop sampling allocations (the sites are kept)
+profile monitors start    -- record monitor contention (who blocked, where, on whom)
+profile monitors stop     -- stop recording monitor contention
+profile flame <file> [cpu|alloc] -- write a flame graph (SVG) of the CPU samples or allocations
 heap histo [live] [n]     -- instances and bytes per class (live: collect garbage first)
+heap dump <file> [live]   -- write an HPROF heap dump on the target's machine
 gc                        -- garbage collection statistics
 
 pop                       -- pop the stack through and including the current frame

@@ -14,6 +14,7 @@ mod data;
 mod exec;
 mod misc;
 pub mod profile;
+pub mod profile_alloc_monitors;
 mod requests;
 mod stack;
 mod types;

@@ -23,8 +23,10 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(10);
 /// Traces listed by `profile report` when no count is given.
 pub const DEFAULT_TOP: usize = 20;
 
-const PROFILE_USAGE: &str = "Usage: profile cpu start [interval] | profile cpu stop | profile report [count]";
-const HEAP_USAGE: &str = "Usage: heap histo [live] [count]";
+const PROFILE_USAGE: &str = "Usage: profile cpu start [interval] | profile cpu stop | profile report [count] | \
+     profile alloc start [interval-bytes] | profile alloc stop | profile monitors start | profile monitors stop | \
+     profile flame <file.svg> [cpu|alloc]";
+const HEAP_USAGE: &str = "Usage: heap histo [live] [count] | heap dump <file> [live]";
 
 /// `10ms`, `1s`, `500us`, `2m`; a bare number is seconds.
 pub fn parse_duration(text: &str) -> Option<Duration> {
@@ -254,7 +256,7 @@ pub async fn one_trip_deadlocks(vm: &VirtualMachine) -> Option<jdi::Result<Vec<D
 }
 
 impl Session {
-    async fn profiler(&mut self) -> Option<Profiler> {
+    pub(crate) async fn profiler(&mut self) -> Option<Profiler> {
         let vm = self.vm()?.clone();
         match Profiler::detect(&vm).await {
             Ok(p) => Some(p),
@@ -308,16 +310,23 @@ impl Session {
                     }
                     Err(e) => self.out.error(format!("Unable to get the CPU report: {e}")),
                 }
+                self.report_alloc_monitors(&p, top).await;
             }
-            _ => self.out.error(PROFILE_USAGE),
+            _ => {
+                if !self.cmd_profile_alloc_monitors(&words).await {
+                    self.out.error(PROFILE_USAGE)
+                }
+            }
         }
     }
 
     /// `heap histo [live] [count]`.
     pub(crate) async fn cmd_heap(&mut self, args: &str) {
         let mut words = args.split_whitespace();
-        if words.next() != Some("histo") {
-            return self.out.error(HEAP_USAGE);
+        match words.next() {
+            Some("histo") => {}
+            Some("dump") => return self.cmd_heap_dump(&words.collect::<Vec<_>>()).await,
+            _ => return self.out.error(HEAP_USAGE),
         }
         let (mut live, mut max) = (false, 0i32);
         for word in words {

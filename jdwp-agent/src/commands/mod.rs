@@ -13,6 +13,7 @@ pub mod method;
 pub mod module_reference;
 pub mod object_reference;
 pub mod profiler;
+pub mod profiler_alloc_monitor_dump;
 pub mod reference_type;
 pub mod stack_frame;
 pub mod thread_reference;
@@ -42,6 +43,7 @@ pub static TABLES: &[&[Entry<Agent>]] = &[
     class_type::TABLE,
     interface_type::TABLE,
     profiler::TABLE,
+    profiler_alloc_monitor_dump::TABLE,
 ];
 
 /// The handler of a command, if this agent implements it.

@@ -63,8 +63,10 @@ impl EventStream {
                 ProfilerEventKind::GcFinished => {
                     profiler.gc.start_watching(profiler).map_err(|_| ErrorCode::INVALID_EVENT_TYPE)?
                 }
-                // Sent by the monitor-contention feature, which this agent does not have yet.
-                ProfilerEventKind::MonitorContended => return Err(ErrorCode::INVALID_EVENT_TYPE),
+                ProfilerEventKind::MonitorContended => {
+                    let agent = crate::agent::agent().ok_or(ErrorCode::VM_DEAD)?;
+                    super::monitors::set_live(agent, true).map_err(|_| ErrorCode::INVALID_EVENT_TYPE)?
+                }
             }
         }
         for &kind in kinds {
@@ -80,6 +82,11 @@ impl EventStream {
         }
         for &kind in kinds {
             self.subscribed.fetch_and(!bit(kind), Ordering::AcqRel);
+        }
+        if !self.wants(ProfilerEventKind::MonitorContended)
+            && let Some(agent) = crate::agent::agent()
+        {
+            let _ = super::monitors::set_live(agent, false);
         }
         if self.subscribed.load(Ordering::Acquire) == 0 {
             lock(&self.queue).clear();

@@ -15,11 +15,15 @@
 //! Everything a session started (sampling, GC watching, subscriptions) stops when the debugger
 //! leaves ([`session_ended`]).
 
+pub mod alloc;
 pub mod cpu;
 pub mod deadlock;
 pub mod events;
 pub mod gc;
+pub mod heap_dump;
 pub mod histogram;
+pub mod hprof;
+pub mod monitors;
 pub mod stacks;
 
 use std::ffi::c_void;
@@ -164,6 +168,7 @@ fn run(agent: &Agent, jni: Jni, profiler: &Profiler) {
             lock(&profiler.cpu).tick(agent, jni);
             drop(frame);
         }
+        monitors::flush_live(agent, jni, &profiler.events);
         profiler.events.flush(agent);
     }
 }
@@ -174,7 +179,8 @@ pub(crate) fn session_ended(agent: &Agent, jni: Jni) {
     profiler.events.unsubscribe_all(profiler);
     lock(&profiler.cpu).stop(jni);
     profiler.gc.stop_watching(profiler);
-    let _ = agent;
+    let _ = alloc::stop();
+    monitors::session_ended(agent);
 }
 
 /// The feature names this agent implements, for `Capabilities`.
@@ -195,9 +201,13 @@ pub fn features(agent: &Agent) -> Vec<String> {
         features.push(feature::DEADLOCKS);
     }
     features.push(feature::EVENTS);
+    // Allocation sampling, monitor events and heap walks use capabilities HotSpot grants at any
+    // time (environments of their own, created on first use).
+    features.extend([feature::ALLOC, feature::MONITOR, feature::HEAP_DUMP]);
     let mut names: Vec<String> = features.into_iter().map(String::from).collect();
     if gc {
         names.push(format!("event:{}", jdwp_protocol::commands::profiler::ProfilerEventKind::GcFinished.name()));
     }
+    names.push(format!("event:{}", jdwp_protocol::commands::profiler::ProfilerEventKind::MonitorContended.name()));
     names
 }
