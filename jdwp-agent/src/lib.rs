@@ -18,6 +18,7 @@
 //! so that no panic unwinds into the VM.
 
 pub mod agent;
+mod agent_properties;
 mod allow;
 mod backend;
 mod callbacks;

@@ -54,7 +54,7 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
         );
     }
     let full = crate::options::with_env_options(text, std::env::var(crate::options::ENV_VAR).ok().as_deref());
-    let options = Options::parse(&full).map_err(|e| format!("ERROR: JDWP {e}"))?;
+    let options = Options::parse(&full).map_err(|e| e.startup_message())?;
     if options.help {
         println!("{}", help_text());
         let _ = std::io::stdout().flush();
@@ -180,6 +180,11 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
             // Byte-identical to the JDK's line: IDEs and scripts parse it.
             println!("Listening for transport dt_socket at address: {}", listener.local_addr().port());
             let _ = std::io::stdout().flush();
+        }
+        // For attaching by process id (JDI's ProcessAttachingConnector), as the JDK's agent does.
+        let published = format!("dt_socket:{}", listener.local_addr().port());
+        if let Err(e) = crate::agent_properties::set(jni, crate::agent_properties::LISTENER_ADDRESS, &published) {
+            tracing::debug!(?e, "listener address not published");
         }
         Some(listener)
     } else {
