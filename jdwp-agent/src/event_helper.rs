@@ -392,7 +392,12 @@ pub fn location(agent: &Agent, jni: Jni, method: jmethodID, index: i64) -> Resul
     let type_tag = if agent.jvmti.is_interface(class)? { TypeTag::Interface } else { TypeTag::Class };
     let class_id = agent.class_id(jni, class)?;
     jni.delete_local_ref(class);
-    Ok(Location { type_tag, class_id: class_id.into(), method_id: agent.method_id(method), index: index as u64 })
+    // A method replaced by `RedefineClasses` while running here has no ID the debugger knows
+    // (HotSpot gives the old version a new jmethodID): like the JDK's agent we send 0, which JDI
+    // reads as an obsolete method.
+    let method_id =
+        if agent.jvmti.is_method_obsolete(method).unwrap_or(false) { MethodId::NULL } else { agent.method_id(method) };
+    Ok(Location { type_tag, class_id: class_id.into(), method_id, index: index as u64 })
 }
 
 /// What HotSpot's agent sends as the catch location of an uncaught exception.

@@ -29,11 +29,16 @@ pub fn line_table(agent: &Agent, cmd: LineTable) -> Result<LineTableReply, Error
         // Abstract methods have no code: an empty table, as the JDK's agent answers.
         Err(_) => return Ok(LineTableReply { start: -1, end: -1, lines: Vec::new() }),
     };
-    let table = agent.jvmti.get_line_number_table(m)?;
-    let lines = table
-        .iter()
-        .map(|e| LineTableEntry { line_code_index: e.start_location, line_number: e.line_number })
-        .collect();
+    let lines = match agent.jvmti.get_line_number_table(m) {
+        Ok(table) => table
+            .iter()
+            .map(|e| LineTableEntry { line_code_index: e.start_location, line_number: e.line_number })
+            .collect(),
+        // Compiled without line numbers: the code range is still worth having, so (as the JDK's
+        // agent does) an empty table rather than ABSENT_INFORMATION, which JDI does not expect.
+        Err(e) if ErrorCode::from(e) == ErrorCode::ABSENT_INFORMATION => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
     Ok(LineTableReply { start, end, lines })
 }
 
