@@ -234,7 +234,7 @@ pub(crate) fn bind_listener(
             }
         }
         (Host::Loopback, _) => SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), port),
-        (Host::Ip(ip), _) => SocketAddr::new(*ip, port),
+        (Host::Ip(ip), _) => address.ip_socket_addr(*ip, port),
         (Host::Name(_), Some(addr)) => addr,
         (Host::Name(name), None) => {
             return Err(AddressError::Resolve { host: name.clone(), reason: "not resolved".to_owned() }.into());
