@@ -33,6 +33,7 @@ pub mod jvmti;
 mod loader;
 mod logging;
 pub mod options;
+mod sde;
 pub mod session;
 mod step;
 pub mod thread_control;

@@ -258,8 +258,9 @@ pub fn redefine_classes(agent: &Agent, cmd: RedefineClasses) -> Result<RedefineC
     Ok(RedefineClassesReply {})
 }
 
-/// Accepted and otherwise ignored: this VM has only the Java stratum, which debuggers default to.
-pub fn set_default_stratum(_: &Agent, _: SetDefaultStratum) -> Result<SetDefaultStratumReply, ErrorCode> {
+/// Line steps judge lines in this stratum from now on (see [`crate::sde`]).
+pub fn set_default_stratum(_: &Agent, cmd: SetDefaultStratum) -> Result<SetDefaultStratumReply, ErrorCode> {
+    crate::sde::set_default_stratum(&cmd.stratum_id);
     Ok(SetDefaultStratumReply {})
 }
 
