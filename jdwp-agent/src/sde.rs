@@ -93,14 +93,19 @@ impl Smap {
         Some(Smap { default_stratum, strata })
     }
 
-    /// Converts a Java line table ((code index, line), in code order) into `stratum` (`None`: the
-    /// SMAP's default); `None` if no conversion applies (the Java stratum, or one not in the SMAP).
+    /// Converts a Java line table ((code index, line), in code order) into `stratum`, or the SMAP's
+    /// default when that is `None` or a stratum the SMAP does not have (as the JDK's agent does);
+    /// `None` if no conversion applies (the Java stratum).
     pub fn convert(&self, stratum: Option<&str>, table: &[(i64, i32)]) -> Option<Vec<(i64, i32)>> {
-        let stratum = stratum.unwrap_or(&self.default_stratum);
-        if stratum == "Java" {
+        let find = |name: &str| self.strata.iter().find(|(s, _)| s == name).map(|(_, infos)| infos);
+        if stratum == Some("Java") {
             return None;
         }
-        let (_, infos) = self.strata.iter().find(|(name, _)| name == stratum)?;
+        let infos = match stratum.and_then(find) {
+            Some(infos) => infos,
+            None if self.default_stratum == "Java" => return None,
+            None => find(&self.default_stratum)?,
+        };
         let mut out: Vec<(i64, i32)> = Vec::with_capacity(table.len());
         for &(index, java) in table {
             let Some(line) = infos.iter().find_map(|info| info.map(java)) else { continue };
@@ -148,7 +153,11 @@ mod tests {
         assert_eq!(smap.convert(None, &java_table()), Some(vec![(3, 200), (9, 210), (12, 217), (15, 218)]));
         assert_eq!(smap.convert(Some("Rats"), &java_table()), Some(vec![(0, 1000), (3, 1111), (9, 1112)]));
         assert_eq!(smap.convert(Some("Java"), &java_table()), None);
-        assert_eq!(smap.convert(Some("Nope"), &java_table()), None);
+        // A stratum the SMAP lacks falls back to its default.
+        assert_eq!(smap.convert(Some("bogus"), &java_table()), smap.convert(None, &java_table()));
+        let java_default = Smap::parse("SMAP\nA.java\nJava\n*S X\n*L\n1:1\n*E\n").unwrap();
+        assert_eq!(java_default.convert(Some("bogus"), &java_table()), None);
+        assert_eq!(java_default.convert(Some("X"), &java_table()), Some(vec![]));
         assert_eq!(Smap::parse("not an smap"), None);
     }
 }

@@ -306,6 +306,12 @@ fn resync(agent: &Agent, thread: jthread, id: ThreadId) {
 /// The line table a line step judges by: the method's Java lines, or its lines in the default
 /// stratum when its class has an SMAP (see [`crate::sde`]).
 fn line_table(agent: &Agent, method: jmethodID) -> Lines {
+    // A method redefined while it runs has, for the debugger, no lines (JDI shows line -1 there):
+    // as with the JDK's agent, which does not ask for an obsolete method's table, a line step in
+    // it ends at the next location instead of running on by the old lines (RedefineStep).
+    if agent.jvmti.is_method_obsolete(method).unwrap_or(false) {
+        return Lines::default();
+    }
     let mut entries: Vec<(i64, i32)> = match agent.jvmti.get_line_number_table(method) {
         Ok(table) => table.iter().map(|e| (e.start_location, e.line_number)).collect(),
         // Native, or compiled without line numbers.
