@@ -490,6 +490,7 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
 
     fn resume(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>> {
         self.agent.threads_resumed(threads);
+        crate::event_helper::unblock();
         self.batch(threads, false)
     }
 

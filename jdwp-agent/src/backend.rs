@@ -62,6 +62,7 @@ impl Backend for AgentBackend {
         agent.set_session(None);
         // Events held by the debugger that left are not held for the next one.
         crate::hold::release();
+        crate::event_helper::unblock();
         let Ok(jni) = agent.jni() else { return };
         let Ok(frame) = jni.push_local_frame(64) else { return };
         let requests = lock(&agent.requests).clear();

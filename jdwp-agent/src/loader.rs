@@ -46,8 +46,15 @@ pub unsafe extern "system" fn Agent_OnLoad(vm: *mut JavaVM, options: *mut c_char
 pub unsafe extern "system" fn Agent_OnUnload(_vm: *mut JavaVM) {}
 
 fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
+    if agent().is_some() {
+        // The JDK's agent's words (DoubleAgentTest looks for them).
+        return Err(
+            "ERROR: Cannot load this JVM TI agent twice, check your java command line for duplicate jdwp options."
+                .into(),
+        );
+    }
     let full = crate::options::with_env_options(text, std::env::var(crate::options::ENV_VAR).ok().as_deref());
-    let options = Options::parse(&full).map_err(|e| format!("ERROR: JDWP {e}"))?;
+    let options = Options::parse(&full).map_err(|e| e.startup_message())?;
     if options.help {
         println!("{}", help_text());
         let _ = std::io::stdout().flush();
@@ -176,6 +183,11 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
             println!("Listening for transport dt_socket at address: {}", listener.local_addr().port());
             let _ = std::io::stdout().flush();
         }
+        // For attaching by process id (JDI's ProcessAttachingConnector), as the JDK's agent does.
+        let published = format!("dt_socket:{}", listener.local_addr().port());
+        if let Err(e) = crate::agent_properties::set(jni, crate::agent_properties::LISTENER_ADDRESS, &published) {
+            tracing::debug!(?e, "listener address not published");
+        }
         Some(listener)
     } else {
         None
@@ -292,17 +304,16 @@ fn accept_allowed(
     timeout: Option<std::time::Duration>,
     allow: &crate::allow::AllowList,
 ) -> Result<jdwp_transports::SocketConnection, jdwp_transports::TransportError> {
-    let deadline = timeout.map(|t| std::time::Instant::now() + t);
-    loop {
-        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
-        let conn = listener.accept_with_timeout(left)?;
-        let peer = conn.peer_addr().ip();
-        if allow.allows(peer) {
-            return Ok(conn);
+    // Checked before the handshake: a refused peer gets nothing back, as from the JDK's agent.
+    listener.accept_admitting(timeout, &|peer| {
+        let peer = peer.ip();
+        let allowed = allow.allows(peer);
+        if !allowed {
+            tracing::warn!(%peer, "debugger refused by the allow option");
+            eprintln!("ERROR: JDWP: peer {peer} not allowed to connect");
         }
-        tracing::warn!(%peer, "debugger refused by the allow option");
-        eprintln!("ERROR: JDWP: peer {peer} not allowed to connect");
-    }
+        allowed
+    })
 }
 
 unsafe extern "system" fn session_main(_: *mut jvmtiEnv, _jni_env: *mut JNIEnv, arg: *mut c_void) {

@@ -118,6 +118,8 @@ pub enum Ended {
 /// Serves one connected debugger until it disposes or disconnects, then tells the back end.
 pub fn serve(conn: SocketConnection, backend: &dyn Backend) -> Result<Ended, TransportError> {
     let (mut reader, writer) = conn.into_split()?;
+    // A command with undefined flag bits is a protocol violation: the connection ends (JDK wording).
+    reader.set_strict_flags(true);
     let session = Arc::new(Session::new(writer));
     backend.attached(&session);
     let ended = loop {
@@ -262,7 +264,7 @@ mod tests {
         let server = {
             let (backend, sessions) = (backend.clone(), sessions.clone());
             std::thread::spawn(move || {
-                let keep_going = || sessions.fetch_add(1, Ordering::SeqCst) < 2;
+                let keep_going = || sessions.fetch_add(1, Ordering::SeqCst) < 3;
                 serve_forever(&listener, &*backend, Some(Duration::from_secs(60)), &keep_going).unwrap()
             })
         };
@@ -277,14 +279,25 @@ mod tests {
             let _ = stream.read_to_end(&mut rest);
             assert!(rest.is_empty(), "no reply to a broken frame: {rest:?}");
         }
-        // Second debugger: works normally, then vanishes without Dispose.
+        // Second debugger: a command packet with undefined flag bits (0x21) is a transport error
+        // for the JDK's agent, which drops the connection without replying; so do we.
+        {
+            use std::io::{Read, Write};
+            let conn = jdwp_transports::attach(&format!("127.0.0.1:{port}"), Some(Duration::from_secs(30))).unwrap();
+            let mut stream = conn.into_stream();
+            stream.write_all(&[0, 0, 0, 11, 0, 0, 0, 1, 0x21, 1, 1]).unwrap();
+            let mut rest = Vec::new();
+            let _ = stream.read_to_end(&mut rest);
+            assert!(rest.is_empty(), "no reply to a command with undefined flags: {rest:?}");
+        }
+        // Third debugger: works normally, then vanishes without Dispose.
         {
             let (mut r, w) = debugger(port);
             let version = reply_to(&mut r, &w, Packet::command(1, 1, 1, vec![]));
             assert_eq!(version.kind, PacketKind::Reply { error: ErrorCode::NONE });
         }
         server.join().unwrap();
-        assert_eq!(backend.attached.load(Ordering::SeqCst), 2);
-        assert_eq!(backend.detached.load(Ordering::SeqCst), 2);
+        assert_eq!(backend.attached.load(Ordering::SeqCst), 3);
+        assert_eq!(backend.detached.load(Ordering::SeqCst), 3);
     }
 }

@@ -154,7 +154,11 @@ impl Limit {
 pub fn instances(agent: &Agent, class: jclass, max: i32) -> Result<Vec<jobject>, ErrorCode> {
     let env = WalkEnv::new(agent)?;
     let mut limit = Limit::new(max);
-    env.iterate(class, Some(tag_instance), &mut limit)?;
+    // Following references from the roots, as the JDK's agent does: the instances reachable for
+    // garbage collection, as JDI's `instances` says, and HotSpot then first re-materializes the
+    // objects escape analysis replaced by scalars in compiled frames (EATests'
+    // EAGetInstancesOfReferenceType counts them), which a plain heap iteration does not see.
+    env.follow(class, Some(tag_reached_instance), &mut limit)?;
     let mut objects = env.objects_tagged(FOUND)?;
     if limit.max != 0 {
         objects.truncate(limit.max);
@@ -162,19 +166,27 @@ pub fn instances(agent: &Agent, class: jclass, max: i32) -> Result<Vec<jobject>,
     Ok(objects)
 }
 
-unsafe extern "system" fn tag_instance(
+unsafe extern "system" fn tag_reached_instance(
+    _kind: jvmtiHeapReferenceKind,
+    _info: *const jvmtiHeapReferenceInfo,
     _class_tag: jlong,
+    _referrer_class_tag: jlong,
     _size: jlong,
     tag_ptr: *mut jlong,
+    _referrer_tag_ptr: *mut jlong,
     _length: jint,
     user_data: *mut c_void,
 ) -> jint {
     guarded(|| {
-        // SAFETY: the VM passes the object's tag, and our `Limit` is the user data, both valid for
-        // this call (`WalkEnv::iterate`).
+        // SAFETY: the VM passes the referree's tag (an instance of the class: the walk filters by
+        // it), and our `Limit` is the user data, both valid for this call (`WalkEnv::follow`).
         let (tag, limit) = unsafe { (&mut *tag_ptr, &mut *user_data.cast::<Limit>()) };
+        // Reached again through another reference: counted already.
+        if *tag == FOUND {
+            return sys::JVMTI_VISIT_OBJECTS;
+        }
         *tag = FOUND;
-        if limit.one_more() { sys::JVMTI_VISIT_ABORT } else { 0 }
+        if limit.one_more() { sys::JVMTI_VISIT_ABORT } else { sys::JVMTI_VISIT_OBJECTS }
     })
 }
 
