@@ -35,6 +35,7 @@ pub mod options;
 pub mod session;
 mod step;
 pub mod thread_control;
+pub mod transport;
 mod values;
 
 use std::panic::{AssertUnwindSafe, UnwindSafe};

@@ -249,6 +249,7 @@ impl Ring {
 
     /// Blocks until there is room to write (or the ring is closed, or the peer died, or
     /// `deadline`). For the async writer, which waits on a helper thread and then retries.
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(crate) fn wait_for_room(&self, deadline: Option<Instant>, peer: &dyn Liveness) {
         let h = self.h();
         let ready = || {
@@ -260,6 +261,7 @@ impl Ring {
     }
 
     /// Whether writing can no longer succeed (reader closed, or writing shut down).
+    #[cfg_attr(not(feature = "tokio"), allow(dead_code))]
     pub(crate) fn write_closed(&self) -> bool {
         let h = self.h();
         h.reader_closed.load(Ordering::Acquire) != 0 || h.writer_closed.load(Ordering::Acquire) != 0
