@@ -82,7 +82,7 @@ impl ShmemConnection {
 fn read_thread(shared: &Shared, tx: &mpsc::Sender<io::Result<Vec<u8>>>) {
     let mut buf = vec![0u8; CHUNK];
     loop {
-        match shared.rx.read(&mut buf, None, &shared.peer) {
+        match shared.read(&mut buf, None) {
             // End of stream: dropping the sender ends the task's reads.
             Ok(0) => return,
             Ok(n) => {

@@ -348,7 +348,8 @@ fn attach_raw(name: &str, deadline: Option<Deadline>) -> Result<ShmemConnection,
     };
     // Our mapping keeps the memory: the name can go now (the listener unlinks it too).
     let _ = sys::unlink(&c_conn);
-    let shared = Shared::new(map, Side::Attacher, listener, None).map_err(fail)?;
+    let mut shared = Shared::new(map, Side::Attacher, listener, None).map_err(fail)?;
+    shared.listener_segment = Some(rendezvous_name(name));
     let header = shared.header();
     header.attached.store(1, Ordering::Release);
     sys::futex_wake(&header.attached);
@@ -371,6 +372,8 @@ struct Shared {
     tx: Ring,
     peer: sys::Process,
     release: Option<(Arc<RendezvousMap>, u32)>,
+    /// Attacher side: the listener's rendezvous name, removed if the listener is found dead.
+    listener_segment: Option<String>,
     shut: std::sync::atomic::AtomicBool,
 }
 
@@ -416,7 +419,39 @@ impl Shared {
             Side::Listener => (ring_at(1), ring_at(0)),
             Side::Attacher => (ring_at(0), ring_at(1)),
         };
-        Ok(Shared { map, rx, tx, peer, release, shut: std::sync::atomic::AtomicBool::new(false) })
+        Ok(Shared {
+            map,
+            rx,
+            tx,
+            peer,
+            release,
+            listener_segment: None,
+            shut: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// Reads from the peer; when it turns out dead, cleans up after it.
+    fn read(&self, buf: &mut [u8], deadline: Option<Instant>) -> io::Result<usize> {
+        let result = self.rx.read(buf, deadline, &self.peer);
+        if matches!(&result, Err(e) if e.kind() == io::ErrorKind::ConnectionReset) {
+            self.peer_died();
+        }
+        result
+    }
+
+    /// The peer died without closing: a dead listener cannot unlink its rendezvous segment, so
+    /// the attacher does (if the name still holds that listener's segment).
+    fn peer_died(&self) {
+        let Some(seg) = &self.listener_segment else { return };
+        let c_seg = sys::c_name(seg);
+        if let Ok(sys::Opened::Mapped(map)) = sys::Mapping::open(&c_seg, RENDEZVOUS_LEN) {
+            let rv = RendezvousMap { map };
+            let pid = rv.header().listener_pid.load(Ordering::Relaxed);
+            if pid == self.peer.pid() && !sys::pid_alive(pid) {
+                tracing::warn!(segment = %seg, pid, "the listener died; removing its shared memory segment");
+                let _ = sys::unlink(&c_seg);
+            }
+        }
     }
 
     fn header(&self) -> &ConnectionHeader {
@@ -504,6 +539,8 @@ pub struct ShmemListener {
     rv: Arc<RendezvousMap>,
     ring_size: usize,
     handshake_timeout: Option<Duration>,
+    /// Set by the first `close`: later ones must not unlink a newer segment of the same name.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for ShmemListener {
@@ -544,6 +581,7 @@ impl ShmemListener {
             rv: Arc::new(rv),
             ring_size: DEFAULT_RING_SIZE,
             handshake_timeout: None,
+            closed: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
@@ -578,11 +616,43 @@ impl ShmemListener {
         self.accept_role(timeout, true)
     }
 
+    /// [`accept_with_timeout`](Self::accept_with_timeout) with a handshake limit for this call
+    /// only (for callers that share the listener and cannot set it).
+    pub fn accept_with_limits(
+        &self,
+        timeout: Option<Duration>,
+        handshake_timeout: Option<Duration>,
+    ) -> Result<ShmemConnection, TransportError> {
+        self.accept_full(timeout, handshake_timeout, false)
+    }
+
+    /// Stops listening now: the name is removed, a blocked accept returns an error, attachers are
+    /// refused. A live connection is not affected. (Dropping the listener does the same.)
+    pub fn close(&self) {
+        if self.closed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let state = &self.rv.header().state;
+        state.store(CLOSED, Ordering::Release);
+        sys::futex_wake(state);
+        let _ = sys::unlink(&self.segment);
+        disown_segment(&self.segment);
+    }
+
     fn accept_role(&self, timeout: Option<Duration>, debugger: bool) -> Result<ShmemConnection, TransportError> {
+        self.accept_full(timeout, self.handshake_timeout, debugger)
+    }
+
+    fn accept_full(
+        &self,
+        timeout: Option<Duration>,
+        handshake_timeout: Option<Duration>,
+        debugger: bool,
+    ) -> Result<ShmemConnection, TransportError> {
         let deadline = Deadline::after(timeout);
         loop {
             let conn = self.accept_raw(deadline)?;
-            let handshake_deadline = Deadline::earliest(deadline, Deadline::after(self.handshake_timeout));
+            let handshake_deadline = Deadline::earliest(deadline, Deadline::after(handshake_timeout));
             match handshake(&conn.shared, handshake_deadline, debugger) {
                 Ok(()) => return Ok(conn),
                 Err(e) => {
@@ -708,11 +778,7 @@ impl ShmemListener {
 
 impl Drop for ShmemListener {
     fn drop(&mut self) {
-        let state = &self.rv.header().state;
-        state.store(CLOSED, Ordering::Release);
-        sys::futex_wake(state);
-        let _ = sys::unlink(&self.segment);
-        disown_segment(&self.segment);
+        self.close();
     }
 }
 
@@ -826,7 +892,7 @@ pub struct ShmemReadHalf {
 impl ShmemReadHalf {
     /// Reads with a time limit: `TimedOut` when nothing came by `deadline`.
     pub fn read_until(&mut self, buf: &mut [u8], deadline: Option<Instant>) -> io::Result<usize> {
-        self.shared.rx.read(buf, deadline, &self.shared.peer)
+        self.shared.read(buf, deadline)
     }
 
     /// Ends the connection both ways.
@@ -837,7 +903,7 @@ impl ShmemReadHalf {
 
 impl Read for ShmemReadHalf {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.shared.rx.read(buf, None, &self.shared.peer)
+        self.shared.read(buf, None)
     }
 }
 
