@@ -225,7 +225,7 @@ pub fn main(argv: &[String]) -> Result<(), String> {
 }
 
 /// Builds our agent in the release profile and returns its path.
-fn build_agent() -> Result<PathBuf, String> {
+pub(crate) fn build_agent() -> Result<PathBuf, String> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().ok_or("no workspace directory")?;
     eprintln!("bench agent: cargo build --release -p jdwp-agent");
@@ -242,7 +242,7 @@ fn build_agent() -> Result<PathBuf, String> {
 }
 
 /// `/proc/loadavg`'s first three fields (how busy the machine was).
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     text.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }

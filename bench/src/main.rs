@@ -15,9 +15,11 @@
 //! runtime (`jdi-rs`, what `#[tokio::main]` gives) and on its current-thread one (`jdi-rs-ct`).
 //!
 //! `bench agent [...]` is the other benchmark: the JDK's agent against ours, with the JDK's JDI as
-//! the client of both (see `agent.rs`).
+//! the client of both (see `agent.rs`). `bench shmem [...]` compares the shared-memory transport
+//! with the socket one, same agent and client (see `shmem.rs`).
 
 mod agent;
+mod shmem;
 mod side;
 
 use std::collections::BTreeMap;
@@ -55,6 +57,7 @@ fn main() -> ExitCode {
     let result = match argv.first().map(String::as_str) {
         Some("--side") => side::main(&argv[1..]),
         Some("agent") => agent::main(&argv[1..]),
+        Some("shmem") => shmem::main(&argv[1..]),
         _ => orchestrate(&argv),
     };
     match result {
