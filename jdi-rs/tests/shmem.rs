@@ -139,3 +139,64 @@ async fn a_name_in_use_is_refused_and_sequential_reconnects_work() {
     assert!(status.is_some_and(|s| s.success()), "{status:?}");
     assert!(shm_leftovers(&name).is_empty(), "{:?}", shm_leftovers(&name));
 }
+
+/// `server=n`: the agent attaches to a jdi-rs listener over shared memory (both agents).
+async fn agent_attaches_to_our_listener(agent: ShmemAgent) {
+    let name = common::unique_shmem_name("listen");
+    let listener = jdi::ShmemListener::bind(&name).unwrap();
+    let options = format!("transport=dt_shmem,server=n,suspend=y,address={name}");
+    let builder = test_rig::Debuggee::builder("Hello").arg("listened").expect_listening(false);
+    let builder = match agent {
+        ShmemAgent::Ours => builder.agent(test_rig::Agent::path(common::our_agent_path(), options)),
+        ShmemAgent::JdkWithOurTransport => builder
+            .agent(test_rig::Agent::jdk(options))
+            .env("LD_LIBRARY_PATH", common::dt_shmem_dir().into_os_string()),
+    };
+    let jvm = builder.spawn().unwrap();
+    let vm = listener.accept(Some(TIMEOUT)).await.unwrap();
+    let mut events = vm.event_queue().unwrap();
+    let set = events.next_within(TIMEOUT).await.unwrap();
+    assert!(matches!(set.events.as_slice(), [Event::VmStart { .. }]), "{set:?}");
+    vm.resume().await.unwrap();
+    let (line, status) = tokio::task::spawn_blocking(move || {
+        let line = jvm.wait_for_line("arg: listened", TIMEOUT).unwrap();
+        (line, jvm.wait_for_exit(TIMEOUT))
+    })
+    .await
+    .unwrap();
+    assert_eq!(line, "arg: listened");
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    drop(listener);
+    assert!(shm_leftovers(&name).is_empty(), "{:?}", shm_leftovers(&name));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_n_agents_attach_to_a_jdi_rs_listener() {
+    agent_attaches_to_our_listener(ShmemAgent::Ours).await;
+    agent_attaches_to_our_listener(ShmemAgent::JdkWithOurTransport).await;
+}
+
+/// Without `address=`, the agent makes up a name and prints it; a debugger attaches by that name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_without_address_prints_a_generated_name() {
+    for agent in [ShmemAgent::Ours, ShmemAgent::JdkWithOurTransport] {
+        let options = "transport=dt_shmem,server=y,suspend=y".to_owned();
+        let builder = test_rig::Debuggee::builder("Hello").expect_listening(false);
+        let builder = match agent {
+            ShmemAgent::Ours => builder.agent(test_rig::Agent::path(common::our_agent_path(), options)),
+            ShmemAgent::JdkWithOurTransport => builder
+                .agent(test_rig::Agent::jdk(options))
+                .env("LD_LIBRARY_PATH", common::dt_shmem_dir().into_os_string()),
+        };
+        let jvm = builder.spawn().unwrap();
+        let line = jvm.wait_for_line("Listening for transport dt_shmem at address: ", TIMEOUT).unwrap();
+        let name = line.rsplit_once("address: ").unwrap().1.trim().to_owned();
+        assert!(name.starts_with(&format!("javadebug-{}-", jvm.pid())), "{line}");
+        let vm = jdi::attach_shmem(&name, Some(TIMEOUT)).await.unwrap();
+        assert_eq!(vm.version().await.unwrap().jdwp_major, 17);
+        vm.dispose().await.unwrap();
+        let status = tokio::task::spawn_blocking(move || jvm.wait_for_exit(TIMEOUT)).await.unwrap();
+        assert!(status.is_some_and(|s| s.success()), "{agent:?}: {status:?}");
+        assert!(shm_leftovers(&name).is_empty(), "{:?}", shm_leftovers(&name));
+    }
+}
