@@ -148,9 +148,9 @@ async fn agent_attaches_to_our_listener(agent: ShmemAgent) {
     let builder = test_rig::Debuggee::builder("Hello").arg("listened").expect_listening(false);
     let builder = match agent {
         ShmemAgent::Ours => builder.agent(test_rig::Agent::path(common::our_agent_path(), options)),
-        ShmemAgent::JdkWithOurTransport => builder
-            .agent(test_rig::Agent::jdk(options))
-            .env("LD_LIBRARY_PATH", common::dt_shmem_dir().into_os_string()),
+        ShmemAgent::JdkWithOurTransport => {
+            builder.agent(test_rig::Agent::jdk(options)).env("LD_LIBRARY_PATH", common::dt_shmem_dir().into_os_string())
+        }
     };
     let jvm = builder.spawn().unwrap();
     let vm = listener.accept(Some(TIMEOUT)).await.unwrap();

@@ -21,7 +21,7 @@ pub const ENV_VAR: &str = "_JAVA_JDWP_OPTIONS";
 pub enum Transport {
     /// `dt_socket`: TCP.
     Socket,
-    /// `dt_shmem`: shared memory (Windows in the JDK); reserved, not implemented yet.
+    /// `dt_shmem`: shared memory (Windows in the JDK; ours is a Linux design, see spec-notes/shmem.md).
     SharedMemory,
 }
 
@@ -384,8 +384,8 @@ option                      what it does                                       d
 transport=dt_socket         how to talk to the debugger (required; or dt_shmem -
                             for shared memory, Linux)
 address=<address>           listen here (server=y) or attach here (server=n);  listen: any free
-                            [host:]port, *:port, [ipv6]:port; dt_shmem: a name loopback port
-                                                                               (a fresh name)
+                            [host:]port, *:port, [ipv6]:port; for dt_shmem a   loopback port
+                            name (A-Z a-z 0-9 _ - .)                           (dt_shmem: a new name)
 server=y|n                  listen for a debugger rather than attach to one    n
 suspend=y|n                 hold the VM at startup until a debugger is there   y
 timeout=<ms>                give up waiting to attach or be attached after     0 (wait forever)
