@@ -573,7 +573,7 @@ impl ShmemListener {
         h.conn_seq.store(0, Ordering::Relaxed);
         h.magic.store(RENDEZVOUS_MAGIC, Ordering::Release);
         own_segment(&c_seg);
-        remove_stale_connections(name);
+        remove_stale_segments();
         tracing::debug!(name, "listening on shared memory");
         Ok(ShmemListener {
             name: name.to_owned(),
@@ -820,26 +820,38 @@ fn remove_if_stale(name: &str, seg: &str) -> Result<(), TransportError> {
     }
 }
 
-/// Removes connection segments `NAME~n` left in `/dev/shm` by a dead listener of this name (they
-/// only exist between a listener creating them and its peer mapping them).
-fn remove_stale_connections(name: &str) {
-    let prefix = format!("{SEGMENT_PREFIX}{name}~");
+/// Removes the segments of dead listeners of any name (this user's only: others' cannot be
+/// opened): rendezvous segments whose listener was killed while no debugger was attached (nothing
+/// runs at SIGKILL), and connection segments `NAME~n` of a listener killed before its peer mapped
+/// them. Segments still being set up (no magic yet) are left alone. Each removal is logged.
+fn remove_stale_segments() {
     let Ok(entries) = std::fs::read_dir("/dev/shm") else { return };
     for entry in entries.flatten() {
         let file = entry.file_name();
         let Some(file) = file.to_str() else { continue };
-        if !file.starts_with(&prefix) || !file[prefix.len()..].bytes().all(|b| b.is_ascii_digit()) {
+        if !file.starts_with(SEGMENT_PREFIX) {
             continue;
         }
         let c_seg = sys::c_name(&format!("/{file}"));
-        if let Ok(sys::Opened::Mapped(map)) = sys::Mapping::open(&c_seg, CONNECTION_HEADER_LEN) {
-            // SAFETY: the mapping holds at least the header.
+        let Ok(sys::Opened::Mapped(map)) = sys::Mapping::open(&c_seg, CONNECTION_HEADER_LEN) else { continue };
+        let owner = if file.contains('~') {
+            // SAFETY: the mapping holds at least the connection header.
             let header = unsafe { &*map.as_ptr().cast::<ConnectionHeader>() };
-            let owner = header.listener_pid.load(Ordering::Relaxed);
-            if owner != sys::my_pid() && !sys::pid_alive(owner) {
-                tracing::warn!(segment = file, pid = owner, "removing a stale shared memory connection segment");
-                let _ = sys::unlink(&c_seg);
-            }
+            (header.magic.load(Ordering::Acquire) == CONNECTION_MAGIC)
+                .then(|| header.listener_pid.load(Ordering::Relaxed))
+        } else if map.len() >= RENDEZVOUS_LEN {
+            let rv = RendezvousMap { map };
+            let h = rv.header();
+            (h.magic.load(Ordering::Acquire) == RENDEZVOUS_MAGIC).then(|| h.listener_pid.load(Ordering::Relaxed))
+        } else {
+            None
+        };
+        if let Some(pid) = owner
+            && pid != sys::my_pid()
+            && !sys::pid_alive(pid)
+        {
+            tracing::warn!(segment = file, pid, "removing a stale shared memory segment of a dead process");
+            let _ = sys::unlink(&c_seg);
         }
     }
 }

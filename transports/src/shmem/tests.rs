@@ -239,3 +239,19 @@ fn handshake_leaves_a_following_packet_for_the_reader() {
     assert_eq!(&echo, HANDSHAKE);
     assert_eq!(vm.join().unwrap(), Packet::command(77, 1, 2, vec![3]));
 }
+
+#[test]
+fn a_new_listener_sweeps_stale_segments_of_other_names() {
+    let stale = unique("swept");
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = child.id();
+    child.wait().unwrap();
+    let listener = listen(&stale).unwrap();
+    listener.rv.header().listener_pid.store(dead_pid, Ordering::Relaxed);
+    disown_segment(&listener.segment);
+    std::mem::forget(listener);
+    assert_eq!(leftovers(&stale).len(), 1);
+    let live = listen(&unique("sweeper")).unwrap();
+    assert!(leftovers(&stale).is_empty(), "{:?}", leftovers(&stale));
+    drop(live);
+}
