@@ -76,24 +76,38 @@ def main():
            '`jdwp-agent` (otherwise it answers `NOT_IMPLEMENTED`); **client** = sent by `jdi-rs`; **live** = sent to',
            'our agent by a live test (jdi-rs\'s suite, the rig\'s tests) in a traced run; those tests pass against the JDK\'s agent too.',
            '', '| set | cmd | command | layout | agent | client | live |', '|---:|---:|---|---|---|---|---|']
-    totals = [0, 0, 0, 0]
-    for set_id, cmd, set_name, name, module, struct in rows:
-        qualified = f'{set_name}.{name}'
-        agent = (module, struct) in handled
-        if module == 'event':
-            # Sent by the agent (the event helper), not handled.
-            agent = 'Composite' in open(f'{ROOT}/jdwp-agent/src/event_helper.rs').read()
-        client = module == 'event' or used_in(client_files, module, struct)
-        live = qualified in traced or (module == 'event' and agent)
-        marks = [True, agent, client, live]
-        for i, m in enumerate(marks):
-            totals[i] += m
-        cells = ' | '.join('yes' if m else '**no**' for m in marks)
-        out.append(f'| {set_id} | {cmd} | {qualified} | {cells} |')
-    out.append(f'| | | **total of {len(rows)}** | {totals[0]} | {totals[1]} | {totals[2]} | {totals[3]} |')
+    def table(rows, out):
+        totals = [0, 0, 0, 0]
+        for set_id, cmd, set_name, name, module, struct in rows:
+            qualified = f'{set_name}.{name}'
+            agent = (module, struct) in handled
+            if module == 'event':
+                # Sent by the agent (the event helper), not handled.
+                agent = 'Composite' in open(f'{ROOT}/jdwp-agent/src/event_helper.rs').read()
+            sent_by_agent = module == 'profiler' and struct == 'Events'
+            if sent_by_agent:
+                # Profiler.Event is sent by the agent's profiling event stream, not handled.
+                agent = any('Events {' in open(p).read() for p in glob.glob(f'{ROOT}/jdwp-agent/src/profiling/*.rs'))
+            client = module == 'event' or used_in(client_files, module, struct)
+            live = qualified in traced or ((module == 'event' or sent_by_agent) and agent)
+            marks = [True, agent, client, live]
+            for i, m in enumerate(marks):
+                totals[i] += m
+            cells = ' | '.join('yes' if m else '**no**' for m in marks)
+            out.append(f'| {set_id} | {cmd} | {qualified} | {cells} |')
+        out.append(f'| | | **total of {len(rows)}** | {totals[0]} | {totals[1]} | {totals[2]} | {totals[3]} |')
+    vendor = [r for r in rows if r[0] >= 128]
+    rows = [r for r in rows if r[0] < 128]
+    table(rows, out)
     out.append('')
     out.append('`Event.Composite` is sent by the VM, never answered: "agent" means the agent sends composites, and')
     out.append('"live" that the suite received them from our agent.')
+    if vendor:
+        out += ['', '## Vendor command sets (not JDWP)', '',
+                'Our own sets (numbers from 128, see `spec-notes/profiler.md`); the JDK\'s agent answers them with',
+                '`NOT_IMPLEMENTED`. `Profiler.Event` is sent by the agent to subscribed debuggers, never answered.',
+                '', '| set | cmd | command | layout | agent | client | live |', '|---:|---:|---|---|---|---|---|']
+        table(vendor, out)
     print('\n'.join(out))
 
 main()

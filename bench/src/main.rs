@@ -15,10 +15,18 @@
 //! runtime (`jdi-rs`, what `#[tokio::main]` gives) and on its current-thread one (`jdi-rs-ct`).
 //!
 //! `bench agent [...]` is the other benchmark: the JDK's agent against ours, with the JDK's JDI as
-//! the client of both (see `agent.rs`). `bench shmem [...]` compares the shared-memory transport
-//! with the socket one, same agent and client (see `shmem.rs`).
+//! the client of both (see `agent.rs`). `bench jdb [...]`: jdb-rs against jdb, first prompt and
+//! peak RSS (see `jdb.rs`). `bench profiler [...]` measures our agent's profiler: CPU sampling
+//! overhead against JFR's, and one-trip deadlock detection against standard commands (see
+//! `profiler.rs`). `bench profiler-heap [...]` measures its heap side: the HPROF dump against
+//! `jcmd GC.heap_dump`, and allocation sampling overhead against JFR's (see `profiler_heap.rs`).
+//! `bench shmem [...]` compares the shared-memory transport with the socket one, same agent and
+//! client (see `shmem.rs`).
 
 mod agent;
+mod jdb;
+mod profiler;
+mod profiler_heap;
 mod shmem;
 mod side;
 
@@ -57,6 +65,9 @@ fn main() -> ExitCode {
     let result = match argv.first().map(String::as_str) {
         Some("--side") => side::main(&argv[1..]),
         Some("agent") => agent::main(&argv[1..]),
+        Some("jdb") => jdb::main(&argv[1..]),
+        Some("profiler") => profiler::main(&argv[1..]),
+        Some("profiler-heap") => profiler_heap::main(&argv[1..]),
         Some("shmem") => shmem::main(&argv[1..]),
         _ => orchestrate(&argv),
     };
@@ -104,7 +115,9 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             "--help" => {
                 return Err("usage: bench [--hits N] [--steps N] [--round-trips N] [--concurrency N] [--depth N] \
                             [--reps N] [--runs N] [--only jdi-rs|jdi-rs-ct|jdi]\n       \
-                            bench agent --help   (the agent benchmark: the JDK's agent against ours)"
+                            bench agent --help   (the agent benchmark: the JDK's agent against ours)\n       \
+                            bench profiler --help   (the profiler benchmark: sampling overhead, deadlocks)
+                            bench profiler-heap --help   (heap dump vs jcmd, allocation sampling overhead)"
                     .into());
             }
             other => return Err(format!("unknown option {other} (try --help)")),

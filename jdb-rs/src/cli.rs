@@ -1,5 +1,5 @@
 //! The command line: jdb's option names plus jdb-rs's own (`--json`, `-c`, `--script`,
-//! `--agent`, `--sample`, `--timeout`) and the one-shot `deadlocks` subcommand.
+//! `--agent`, `--sample`, `--timeout`) and the one-shot `deadlocks` and `profile` subcommands.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,8 +39,11 @@ pub struct Options {
     pub sourcepath: Option<String>,
     /// Options for the launched JVM (`-J<opt>`, `-R<opt>`, `-D..`, `-X..`, `-verbose..`).
     pub jvm_options: Vec<String>,
-    /// Our agent library instead of the JDK's (`--agent PATH`).
+    /// The agent library to launch with (`--agent PATH`); when absent, ours is looked for
+    /// next to the jdb-rs executable (see [`crate::agent_lib`]).
     pub agent: Option<PathBuf>,
+    /// `--jdk-agent`: launch with the JDK's own `-agentlib:jdwp` instead of ours.
+    pub jdk_agent: bool,
     /// `-launch`: start the VM at once rather than at `run`.
     pub launch_now: bool,
     /// `-c "cmd; cmd"`.
@@ -65,6 +68,7 @@ impl Default for Options {
             sourcepath: None,
             jvm_options: Vec::new(),
             agent: None,
+            jdk_agent: false,
             launch_now: false,
             commands: None,
             script: None,
@@ -87,6 +91,32 @@ pub enum Cli {
         attach: String,
         json: bool,
     },
+    /// `jdb-rs profile --attach ADDR --cpu [--duration D] [--interval I] [--json]`.
+    Profile(ProfileOptions),
+}
+
+/// What the one-shot `profile` does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProfileOptions {
+    pub attach: String,
+    /// `--cpu`: CPU samples.
+    pub cpu: bool,
+    /// `--alloc`: allocation sites, sampled about every `alloc_interval` bytes
+    /// (`--alloc-interval`, default 512 KiB).
+    pub alloc: bool,
+    pub alloc_interval: i32,
+    /// `--monitors`: monitor contention.
+    pub monitors: bool,
+    /// `--flame FILE.svg`: a flame graph of the CPU samples (or, without `--cpu`, of the
+    /// allocated bytes).
+    pub flame: Option<String>,
+    /// How long to profile (`--duration`, default 10 s).
+    pub duration: Duration,
+    /// The sampling interval (`--interval`, default 10 ms).
+    pub interval: Duration,
+    /// How many traces the text report lists (`--top`, default 20).
+    pub top: usize,
+    pub json: bool,
 }
 
 /// A command-line mistake (exit status 2).
@@ -102,6 +132,7 @@ impl std::fmt::Display for UsageError {
 pub const USAGE: &str = "\
 Usage: jdb-rs <options> <class> <arguments>
        jdb-rs deadlocks --attach [host:]port [--json]
+       jdb-rs profile --attach [host:]port [--cpu] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]
 
 where options include:
     -? -h --help -help print this help message and exit
@@ -122,7 +153,9 @@ where options include:
                       forward <option> to the debuggee JVM if launched by jdb-rs
     -D<name>=<value>  -X<option>  -verbose[:class|gc|jni]
                       forwarded to the debuggee JVM
-    --agent <path>    launch with this JDWP agent library instead of the JDK's
+    --agent <path>    launch with this JDWP agent library (default: ours, libjdwp_agent.so,
+                      looked for next to jdb-rs, in ../lib, or in $JDB_RS_AGENT)
+    --jdk-agent       launch with the JDK's own agent (-agentlib:jdwp) instead of ours
     --sample          debug the bundled sample program (tests/fixtures/Demo.java)
 
 jdb-rs options for scripted use:
@@ -148,6 +181,9 @@ fn usage(msg: impl Into<String>) -> UsageError {
 pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
     if args.first().map(String::as_str) == Some("deadlocks") {
         return parse_deadlocks(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("profile") {
+        return parse_profile(&args[1..]);
     }
     let mut o = Options::default();
     let mut connect: Option<Connect> = None;
@@ -191,6 +227,7 @@ pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
             }
             "-launch" => o.launch_now = true,
             "--agent" => o.agent = Some(PathBuf::from(value(&mut i, "--agent needs a library path")?)),
+            "--jdk-agent" => o.jdk_agent = true,
             "-c" => {
                 let cmds = value(&mut i, "-c needs commands")?;
                 o.commands.get_or_insert_with(Vec::new).extend(split_commands(&cmds));
@@ -249,6 +286,9 @@ pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
     if o.commands.is_some() && o.script.is_some() {
         return Err(usage("give either -c or --script, not both"));
     }
+    if o.jdk_agent && o.agent.is_some() {
+        return Err(usage("give either --agent or --jdk-agent, not both"));
+    }
     Ok(Cli::Debug(Box::new(o)))
 }
 
@@ -270,6 +310,84 @@ fn parse_deadlocks(args: &[String]) -> Result<Cli, UsageError> {
     }
     let attach = attach.ok_or_else(|| usage("usage: jdb-rs deadlocks --attach [host:]port [--json]"))?;
     Ok(Cli::Deadlocks { attach, json })
+}
+
+const PROFILE_USAGE: &str = "usage: jdb-rs profile --attach [host:]port [--cpu] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]";
+
+fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
+    let mut o = ProfileOptions {
+        attach: String::new(),
+        cpu: false,
+        alloc: false,
+        alloc_interval: crate::commands::profile_alloc_monitors::DEFAULT_ALLOC_INTERVAL,
+        monitors: false,
+        flame: None,
+        duration: Duration::from_secs(10),
+        interval: crate::commands::profile::DEFAULT_INTERVAL,
+        top: crate::commands::profile::DEFAULT_TOP,
+        json: false,
+    };
+    let mut attach = None;
+    let mut i = 0;
+    let value =
+        |i: usize, what: &str| args.get(i).cloned().ok_or_else(|| usage(format!("profile: {what} needs a value")));
+    let duration = |text: String, what: &str| {
+        crate::commands::profile::parse_duration(&text)
+            .ok_or_else(|| usage(format!("profile: {what} {text:?} is not a duration (examples: 10s, 500ms, 1ms)")))
+    };
+    while i < args.len() {
+        match args[i].as_str() {
+            "--attach" | "-attach" => {
+                i += 1;
+                attach = Some(value(i, "--attach")?);
+            }
+            "--cpu" => o.cpu = true,
+            "--alloc" => o.alloc = true,
+            "--monitors" => o.monitors = true,
+            "--alloc-interval" => {
+                i += 1;
+                let text = value(i, "--alloc-interval")?;
+                o.alloc_interval = text
+                    .parse()
+                    .ok()
+                    .filter(|&n: &i32| n >= 0)
+                    .ok_or_else(|| usage(format!("profile: --alloc-interval {text:?} is not a byte count")))?;
+            }
+            "--flame" => {
+                i += 1;
+                o.flame = Some(value(i, "--flame")?);
+            }
+            "--duration" => {
+                i += 1;
+                o.duration = duration(value(i, "--duration")?, "--duration")?;
+            }
+            "--interval" => {
+                i += 1;
+                o.interval = duration(value(i, "--interval")?, "--interval")?;
+            }
+            "--top" => {
+                i += 1;
+                let text = value(i, "--top")?;
+                o.top = text
+                    .parse()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| usage(format!("profile: --top {text:?} is not a count")))?;
+            }
+            "--json" => o.json = true,
+            "-h" | "--help" | "-help" | "-?" => return Ok(Cli::Help),
+            other => return Err(usage(format!("profile: unexpected argument {other:?}"))),
+        }
+        i += 1;
+    }
+    o.attach = attach.ok_or_else(|| usage(PROFILE_USAGE))?;
+    if !(o.cpu || o.alloc || o.monitors) {
+        return Err(usage(format!("profile: say what to profile (--cpu, --alloc, --monitors)\n{PROFILE_USAGE}")));
+    }
+    if o.flame.is_some() && !(o.cpu || o.alloc) {
+        return Err(usage("profile: --flame draws CPU samples or allocations: add --cpu or --alloc"));
+    }
+    Ok(Cli::Profile(o))
 }
 
 /// Splits `-c` text into commands at `;` (a `;` inside double quotes stays: `print "a;b"`).
@@ -352,6 +470,28 @@ mod tests {
         let err = parse(&args("-attach shmem:a/b")).unwrap_err();
         assert!(err.0.contains("invalid shared memory transport name"), "{}", err.0);
         assert!(parse(&args("-attach shmem:")).is_err());
+    }
+
+    #[test]
+    fn profile_one_shot() {
+        let Cli::Profile(o) = parse(&args("profile --attach h:5 --cpu --duration 2s --interval 1ms --json")).unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!((o.attach.as_str(), o.cpu, o.json), ("h:5", true, true));
+        assert_eq!((o.duration, o.interval), (Duration::from_secs(2), Duration::from_millis(1)));
+        assert!(parse(&args("profile --attach h:5")).is_err(), "nothing to profile");
+        assert!(parse(&args("profile --cpu")).is_err(), "no address");
+        assert!(parse(&args("profile --attach h:5 --cpu --duration soon")).is_err());
+        let Cli::Profile(o) =
+            parse(&args("profile --attach h:5 --alloc --monitors --alloc-interval 4096 --flame a.svg")).unwrap()
+        else {
+            panic!()
+        };
+        assert!(o.alloc && o.monitors && !o.cpu);
+        assert_eq!((o.alloc_interval, o.flame.as_deref()), (4096, Some("a.svg")));
+        assert!(parse(&args("profile --attach h:5 --monitors --flame a.svg")).is_err(), "nothing to draw");
+        assert!(parse(&args("profile --attach h:5 --alloc --alloc-interval lots")).is_err());
     }
 
     #[test]

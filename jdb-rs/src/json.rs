@@ -23,6 +23,8 @@ pub fn deadlocks(found: &[Deadlock]) -> Json {
                     "threads": d.threads.iter().enumerate().map(|(i, t)| json!({
                         "name": t.name,
                         "id": t.thread.id().0,
+                        // The standard commands see monitors only.
+                        "kind": "monitor",
                         "waiting_for": lock(&t.waiting_for),
                         "held_by": d.threads[(i + 1) % n].name,
                         "holds": t.holds.iter().map(|h| json!({"lock": lock(&h.lock), "frame": h.frame})).collect::<Vec<_>>(),

@@ -14,10 +14,12 @@
 //! sink; [`repl`] is the rustyline front end, [`script`] the scripted ones. Nothing below
 //! [`repl`] needs a terminal, so sessions run the same in tests.
 
+pub mod agent_lib;
 pub mod cli;
 pub mod commands;
 pub mod events;
 pub mod expr;
+pub mod flame;
 pub mod format;
 pub mod json;
 pub mod out;
@@ -73,6 +75,7 @@ pub async fn run(args: Vec<String>) -> i32 {
             0
         }
         Cli::Deadlocks { attach, json } => deadlocks_once(&attach, json).await,
+        Cli::Profile(opts) => profile_once(&opts).await,
         Cli::Debug(opts) => debug(*opts).await,
     }
 }
@@ -89,6 +92,12 @@ async fn debug(mut opts: Options) -> i32 {
                 eprintln!("jdb-rs: {e}");
                 return 1;
             }
+        }
+    }
+    if matches!(opts.connect, cli::Connect::Launch { .. }) && !opts.jdk_agent && opts.agent.is_none() {
+        opts.agent = agent_lib::locate();
+        if opts.agent.is_none() {
+            eprintln!("{}", agent_lib::fallback_note());
         }
     }
     let scripted = opts.commands.is_some() || opts.script.is_some();
@@ -148,6 +157,31 @@ async fn deadlocks_once(address: &str, json: bool) -> i32 {
             return 1;
         }
     };
+    // One round trip over monitors and j.u.c locks with our agent; standard commands otherwise.
+    if let Some(one_trip) = commands::profile::one_trip_deadlocks(&vm).await {
+        let _ = vm.dispose().await;
+        return match one_trip {
+            Ok(cycles) => {
+                if json {
+                    println!(
+                        "{}",
+                        serde_json::json!({"type": "deadlocks", "count": cycles.len(), "deadlocks": commands::profile::deadlocks_json(&cycles)})
+                    );
+                } else {
+                    for c in &cycles {
+                        println!("{}", commands::profile::deadlock_text(c));
+                    }
+                    if cycles.is_empty() {
+                        println!("No deadlock found.");
+                    } else {
+                        println!("Found {} deadlock(s).", cycles.len());
+                    }
+                }
+                if cycles.is_empty() { 0 } else { EXIT_DEADLOCK }
+            }
+            Err(e) => one_shot_error(json, &e.to_string()),
+        };
+    }
     let found = jdi::deadlock::find_deadlocks(&vm).await;
     let _ = vm.dispose().await;
     match found {
@@ -178,4 +212,104 @@ async fn deadlocks_once(address: &str, json: bool) -> i32 {
             1
         }
     }
+}
+
+/// A one-shot command failed: one line (or one JSON object), exit status 1.
+fn one_shot_error(json: bool, message: &str) -> i32 {
+    if json {
+        println!("{}", serde_json::json!({"type": "error", "error": message}));
+    } else {
+        eprintln!("jdb-rs: {message}");
+    }
+    1
+}
+
+/// `jdb-rs profile --attach ADDR --cpu|--alloc|--monitors ...`: records for the duration, prints
+/// the reports (and writes the flame graph), and detaches (the VM runs on).
+async fn profile_once(opts: &cli::ProfileOptions) -> i32 {
+    use commands::profile_alloc_monitors as more;
+    use jdi::profiler::Profiler;
+    let vm = match jdi::attach(&opts.attach, Some(session::CONNECT_TIMEOUT)).await {
+        Ok(vm) => vm,
+        Err(e) => return one_shot_error(opts.json, &format!("Unable to attach to {}: {e}", opts.attach)),
+    };
+    let result = async {
+        let profiler = Profiler::detect(&vm).await?;
+        if opts.cpu {
+            profiler.cpu_start(opts.interval, 0, &[]).await?;
+        }
+        if opts.alloc {
+            profiler.alloc_start(opts.alloc_interval, 0).await?;
+        }
+        if opts.monitors {
+            profiler.monitor_start(0).await?;
+        }
+        tokio::time::sleep(opts.duration).await;
+        let cpu = if opts.cpu {
+            profiler.cpu_stop().await?;
+            Some(profiler.cpu_report(true).await?)
+        } else {
+            None
+        };
+        let alloc = if opts.alloc {
+            profiler.alloc_stop().await?;
+            Some(profiler.alloc_report(true).await?)
+        } else {
+            None
+        };
+        let monitors = if opts.monitors {
+            profiler.monitor_stop().await?;
+            Some(profiler.monitor_report(true).await?)
+        } else {
+            None
+        };
+        Ok::<_, jdi::JdiError>((cpu, alloc, monitors))
+    }
+    .await;
+    let _ = vm.dispose().await;
+    let (cpu, alloc, monitors) = match result {
+        Ok(reports) => reports,
+        Err(e) => return one_shot_error(opts.json, &e.to_string()),
+    };
+    if let Some(path) = &opts.flame {
+        let written = match (&cpu, &alloc) {
+            (Some(report), _) => more::write_flame(path, &more::cpu_folded(report), "CPU samples", "samples"),
+            (None, Some(report)) => more::write_flame(path, &more::alloc_folded(report), "Allocated bytes", "bytes"),
+            (None, None) => Ok(()),
+        };
+        if let Err(e) = written {
+            return one_shot_error(opts.json, &format!("Unable to write {path}: {e}"));
+        }
+    }
+    if opts.json {
+        let mut object = match &cpu {
+            Some(report) => commands::profile::cpu_report_json(report),
+            None => serde_json::json!({}),
+        };
+        object["type"] = serde_json::json!("profile");
+        if let Some(report) = &alloc {
+            object["sites"] = more::sites_json(report);
+        }
+        if let Some(report) = &monitors {
+            object["monitors"] = more::monitors_json(report);
+        }
+        if let Some(path) = &opts.flame {
+            object["flame"] = serde_json::json!(path);
+        }
+        println!("{object}");
+    } else {
+        if let Some(report) = &cpu {
+            print!("{}", commands::profile::cpu_report_text(report, opts.top));
+        }
+        if let Some(report) = &alloc {
+            print!("{}", more::sites_text(report, opts.top));
+        }
+        if let Some(report) = &monitors {
+            print!("{}", more::monitors_text(report, opts.top));
+        }
+        if let Some(path) = &opts.flame {
+            println!("Flame graph written to {path}");
+        }
+    }
+    0
 }

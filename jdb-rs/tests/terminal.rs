@@ -30,7 +30,7 @@ impl Pty {
         // SAFETY: both descriptors are fresh and owned by us from here on.
         let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master_fd), OwnedFd::from_raw_fd(slave_fd)) };
         let mut cmd = Command::new(jdb_rs());
-        cmd.args(args)
+        cmd.args(common::with_agent_args(args))
             .env("JDB_RS_HISTORY", history)
             .env("TERM", "xterm")
             .env_remove("NO_COLOR")

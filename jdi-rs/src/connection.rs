@@ -50,6 +50,8 @@ struct Inner {
     call_timeout: AtomicU64,
     /// The launched JVM, killed when the last handle on the connection goes.
     process: OnceLock<KillOnDrop>,
+    /// Where commands of vendor sets go (see [`Connection::vendor_commands`]), by set number.
+    vendor: Mutex<HashMap<u8, mpsc::UnboundedSender<Packet>>>,
     /// Dropped with the connection, which stops the reader task.
     _stop_reader: oneshot::Sender<()>,
 }
@@ -72,11 +74,21 @@ impl Connection {
             sent: AtomicU64::new(0),
             call_timeout: AtomicU64::new(0),
             process: OnceLock::new(),
+            vendor: Mutex::new(HashMap::new()),
             _stop_reader: stop_tx,
         });
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         tokio::spawn(read_loop(reader, Arc::downgrade(&inner), events_tx, stop_rx));
         (Connection { inner }, events_rx)
+    }
+
+    /// From now on, commands the VM sends in vendor command set `set` (128 and up: the profiler's
+    /// live events) go to the returned channel instead of the event channel, so the JDWP event
+    /// queue never sees them. A later call for the same set replaces the channel.
+    pub fn vendor_commands(&self, set: u8) -> mpsc::UnboundedReceiver<Packet> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.inner.vendor.lock().unwrap_or_else(|e| e.into_inner()).insert(set, tx);
+        rx
     }
 
     /// The ID sizes in force (HotSpot's defaults until [`Connection::set_id_sizes`]).
@@ -279,6 +291,8 @@ impl Inner {
             std::mem::take(&mut pending.waiting)
         };
         drop(waiting);
+        // Vendor channels end with the connection, like the event channel.
+        self.vendor.lock().unwrap_or_else(|e| e.into_inner()).clear();
     }
 }
 
@@ -319,6 +333,12 @@ fn route(inner: &Inner, events: &mpsc::UnboundedSender<Packet>, packet: Packet) 
                     let _ = tx.send(packet);
                 }
                 None => tracing::debug!(id = packet.id, "reply to a call that gave up"),
+            }
+        }
+        PacketKind::Command { set, cmd } if set >= 128 => {
+            let vendor = inner.vendor.lock().unwrap_or_else(|e| e.into_inner()).get(&set).cloned();
+            if vendor.is_none_or(|tx| tx.send(packet).is_err()) {
+                tracing::trace!(set, cmd, "vendor command from the VM dropped: nobody listens for it");
             }
         }
         PacketKind::Command { set, cmd } => {

@@ -24,6 +24,7 @@ pub mod event;
 pub mod mirrors;
 pub mod names;
 mod process;
+pub mod profiler;
 mod value;
 mod vm;
 

@@ -243,3 +243,37 @@ async fn stop_throws_the_given_exception_in_the_thread() {
     output_line(&s, "stop done");
     s.finish().await;
 }
+
+/// Three threads hit one suspend-all breakpoint at once. As with the JDK's agent, the events reach
+/// the debugger one per resume, each finding its thread suspended once: were they all sent at once,
+/// each suspending every thread again, one resume would no longer run anything (nsk/jdb's kill001
+/// hung so through our agent).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn simultaneous_suspend_all_events_come_one_per_resume() {
+    use jdi::{Event, EventRequest, SuspendPolicy};
+
+    let mut s = common::start("Threads", &[]).await;
+    // Every worker is parked on the latch; main is about to open it.
+    // (The marker's name is in the fixture's doc comment too: find the line by its code.)
+    let opening = test_rig::fixture_line("Threads.java", "println(\"Threads started\")").unwrap();
+    let (_, _main) = s.run_to_line("Threads", opening).await;
+    let ty = s.vm.classes_by_name("Threads").await.unwrap().remove(0);
+    let line = test_rig::fixture_line("Threads.java", "@worker-finish").unwrap();
+    let at = *ty.locations_of_line(line as i32).await.unwrap().first().expect("code at @worker-finish");
+    let req = s.vm.enable_request(&EventRequest::breakpoint(at).suspend(SuspendPolicy::All)).await.unwrap();
+    let mut workers = Vec::new();
+    for _ in 0..3 {
+        s.vm.resume().await.unwrap();
+        let set = s
+            .events
+            .wait_for(TIMEOUT, |e| matches!(e, Event::Breakpoint { request_id, .. } if *request_id == req.id))
+            .await
+            .unwrap();
+        let thread = set.thread().expect("breakpoint thread");
+        assert_eq!(thread.suspend_count().await.unwrap(), 1, "suspended by this event only");
+        workers.push(thread.name().await.unwrap());
+    }
+    workers.sort();
+    assert_eq!(workers, ["worker-1", "worker-2", "worker-3"]);
+    s.finish().await;
+}

@@ -64,7 +64,7 @@ pub struct Agent {
     pub known: OnceLock<KnownClasses>,
     /// The agent's own threads, hidden from the debugger and never suspended (a fixed array, so
     /// event threads can copy it out without allocating and compare outside the lock).
-    pub agent_threads: Mutex<[Option<GlobalRef>; 4]>,
+    pub agent_threads: Mutex<[Option<GlobalRef>; 6]>,
     session: Mutex<Option<Arc<Session>>>,
     session_changed: Condvar,
     pub vm_dead: AtomicBool,
@@ -99,7 +99,7 @@ impl Agent {
             frame_epochs: Mutex::new(HashMap::new()),
             requests: Mutex::new(RequestTable::default()),
             known: OnceLock::new(),
-            agent_threads: Mutex::new([None; 4]),
+            agent_threads: Mutex::new([None; 6]),
             session: Mutex::new(None),
             session_changed: Condvar::new(),
             vm_dead: AtomicBool::new(false),
@@ -490,6 +490,7 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
 
     fn resume(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>> {
         self.agent.threads_resumed(threads);
+        crate::event_helper::unblock();
         self.batch(threads, false)
     }
 

@@ -62,12 +62,14 @@ impl Backend for AgentBackend {
         agent.set_session(None);
         // Events held by the debugger that left are not held for the next one.
         crate::hold::release();
+        crate::event_helper::unblock();
         let Ok(jni) = agent.jni() else { return };
         let Ok(frame) = jni.push_local_frame(64) else { return };
         let requests = lock(&agent.requests).clear();
         crate::commands::event_request::forget_requests(agent, jni, &requests);
         lock(&agent.threads).reset(&JvmtiSuspend { agent, jni });
         agent.unpin_all(jni);
+        crate::profiling::session_ended(agent, jni);
         drop(frame);
     }
 

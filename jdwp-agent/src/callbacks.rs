@@ -568,6 +568,7 @@ pub unsafe extern "system" fn on_vm_death(_: *mut jvmtiEnv, jni_env: *mut JNIEnv
         }
         // Held events would keep the VM from ever exiting.
         crate::hold::release();
+        crate::event_helper::unblock();
         report(agent, jni, std::ptr::null_mut(), policy, events);
         if policy != SuspendPolicy::None {
             // This thread stops at its next call into the VM while the debugger keeps it suspended...

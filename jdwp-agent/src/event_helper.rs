@@ -10,6 +10,7 @@
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, mpsc};
 
 use jdwp_protocol::commands::event::{Composite, Event};
@@ -275,11 +276,30 @@ impl EventHelper {
     }
 }
 
+/// Set (under the session's order lock, before it is sent) when a composite that suspends every
+/// thread goes out; cleared when the debugger lets a thread run again (see [`unblock`]).
+static AFTER_SUSPEND_ALL: AtomicBool = AtomicBool::new(false);
+
+/// A thread the debugger had suspended runs again (or the debugger left, or the VM is dying):
+/// composites held back after a suspend-all event may go out.
+pub fn unblock() {
+    AFTER_SUSPEND_ALL.store(false, Ordering::SeqCst);
+}
+
+/// Whether composites wait: events are held, or a suspend-all composite went out and nothing has
+/// run since. The JDK's agent blocks its event helper the same way, so that events several threads
+/// hit at once (each suspending all) reach the debugger one per resume rather than all at once,
+/// stacking suspensions a single resume cannot undo (nsk/jdb's kill001 counts on it).
+fn composites_wait() -> bool {
+    crate::hold::is_held() || AFTER_SUSPEND_ALL.load(Ordering::SeqCst)
+}
+
 /// The helper thread's loop (runs until the VM dies).
 ///
-/// While the debugger holds events (`VirtualMachine.HoldEvents`, see [`crate::hold`]) composites
-/// wait here, in order, and nothing is sent; the other work (cleanups, tasks event threads wait
-/// for) goes on, so that holding events never stalls a thread that reports nothing.
+/// While the debugger holds events (`VirtualMachine.HoldEvents`, see [`crate::hold`]), and after a
+/// suspend-all composite until a thread runs again, composites wait here, in order, and nothing is
+/// sent; the other work (cleanups, tasks event threads wait for) goes on, so that holding events
+/// never stalls a thread that reports nothing.
 pub fn run(agent: &Agent, jni: Jni, jobs: mpsc::Receiver<Job>) {
     let mut held: VecDeque<Job> = VecDeque::new();
     loop {
@@ -290,14 +310,14 @@ pub fn run(agent: &Agent, jni: Jni, jobs: mpsc::Receiver<Job>) {
             jobs.recv_timeout(HOLD_POLL)
         };
         match job {
-            Ok(job @ (Job::Deliver { .. } | Job::Unloads)) if !held.is_empty() || crate::hold::is_held() => {
+            Ok(job @ (Job::Deliver { .. } | Job::Unloads)) if !held.is_empty() || composites_wait() => {
                 held.push_back(job)
             }
             Ok(job) => run_job(agent, jni, job),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
         }
-        while !held.is_empty() && !crate::hold::is_held() {
+        while !held.is_empty() && !composites_wait() {
             if let Some(job) = held.pop_front() {
                 run_job(agent, jni, job);
             }
@@ -305,7 +325,7 @@ pub fn run(agent: &Agent, jni: Jni, jobs: mpsc::Receiver<Job>) {
     }
 }
 
-/// How often held events are looked at again.
+/// How often held events are looked at again (nothing signals a release or a resume here).
 const HOLD_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 
 fn run_job(agent: &Agent, jni: Jni, job: Job) {
@@ -374,7 +394,11 @@ fn deliver(
     let _order = session.order();
     let ops = JvmtiSuspend { agent, jni };
     match policy {
-        SuspendPolicy::All => lock(&agent.threads).suspend_all(&ops)?,
+        SuspendPolicy::All => {
+            // Before anything is sent: the debugger's resume (under `order` too) comes after.
+            AFTER_SUSPEND_ALL.store(true, Ordering::SeqCst);
+            lock(&agent.threads).suspend_all(&ops)?
+        }
         SuspendPolicy::EventThread => {
             if let Some(t) = thread {
                 let id = agent.thread_id(jni, t.0)?;
@@ -392,7 +416,12 @@ pub fn location(agent: &Agent, jni: Jni, method: jmethodID, index: i64) -> Resul
     let type_tag = if agent.jvmti.is_interface(class)? { TypeTag::Interface } else { TypeTag::Class };
     let class_id = agent.class_id(jni, class)?;
     jni.delete_local_ref(class);
-    Ok(Location { type_tag, class_id: class_id.into(), method_id: agent.method_id(method), index: index as u64 })
+    // A method replaced by `RedefineClasses` while running here has no ID the debugger knows
+    // (HotSpot gives the old version a new jmethodID): like the JDK's agent we send 0, which JDI
+    // reads as an obsolete method.
+    let method_id =
+        if agent.jvmti.is_method_obsolete(method).unwrap_or(false) { MethodId::NULL } else { agent.method_id(method) };
+    Ok(Location { type_tag, class_id: class_id.into(), method_id, index: index as u64 })
 }
 
 /// What HotSpot's agent sends as the catch location of an uncaught exception.

@@ -108,11 +108,15 @@ struct SlotState<I> {
     queued: Option<I>,
     /// An invoke was queued and has not completed (its reply is not sent).
     busy: bool,
+    /// How many invokes completed. The thread waits for this to change, not for `busy` to clear:
+    /// once the reply is out the debugger may queue the next invoke (making the slot busy again)
+    /// before the thread has even woken up, and that invoke is the thread's to run.
+    completions: u64,
 }
 
 impl<I> Default for SlotState<I> {
     fn default() -> Self {
-        SlotState { available: false, queued: None, busy: false }
+        SlotState { available: false, queued: None, busy: false, completions: 0 }
     }
 }
 
@@ -145,24 +149,40 @@ impl<I> SlotState<I> {
     fn completed(&mut self) {
         self.busy = false;
         self.available = true;
+        self.completions += 1;
     }
 }
 
-/// A thread's invoke state, shared by the thread and the agent threads.
-struct Slot {
-    state: Mutex<SlotState<Box<Invoke>>>,
+/// A thread's invoke state, shared by the thread and the agent threads (generic over the queued
+/// invoke so the waiting is tested alone).
+struct Slot<I = Box<Invoke>> {
+    state: Mutex<SlotState<I>>,
     /// Signalled when an invoke completes (the thread waits for it before parking again).
     completed: Condvar,
 }
 
-impl Slot {
-    fn new() -> Slot {
+impl<I> Slot<I> {
+    fn new() -> Slot<I> {
         Slot { state: Mutex::new(SlotState::default()), completed: Condvar::new() }
     }
 
     fn complete(&self) {
         lock(&self.state).completed();
         self.completed.notify_all();
+    }
+
+    /// A ticket for [`Slot::wait_completed`], taken before the invoke is handed over (the
+    /// completer may finish before the thread would look).
+    fn ticket(&self) -> u64 {
+        lock(&self.state).completions
+    }
+
+    /// Blocks until an invoke completed after `ticket` was taken.
+    fn wait_completed(&self, ticket: u64) {
+        let mut state = lock(&self.state);
+        while state.completions == ticket {
+            state = self.completed.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
     }
 }
 
@@ -237,11 +257,9 @@ pub fn after_event(_agent: &Agent, jni: Jni, _thread: jthread) {
             jni.delete_local_ref(pending);
         }
         let outcome = run(jni, &invoke);
+        let ticket = slot.ticket();
         hand_over(jni, slot.clone(), invoke, outcome);
-        let mut state = lock(&slot.state);
-        while state.busy {
-            state = slot.completed.wait(state).unwrap_or_else(|e| e.into_inner());
-        }
+        slot.wait_completed(ticket);
     }
     if let Some(exception) = set_aside {
         let _ = jni.throw(exception.0);
@@ -796,5 +814,41 @@ mod tests {
         slot.completed();
         assert_eq!(slot.next(), None, "resumed: the thread leaves its event");
         assert_eq!(slot.queue(5), Err((ErrorCode::INVALID_THREAD, 5)));
+    }
+
+    /// The hang once seen in `static_methods_are_invoked_with_checked_arguments` through our agent:
+    /// the debugger got the reply and queued its next invoke before the thread woke up from
+    /// waiting for the completion; waiting on `busy` then slept forever, the thread being the one
+    /// that had to run that next invoke.
+    #[test]
+    fn a_thread_sees_its_invoke_complete_even_when_the_next_one_is_already_queued() {
+        let slot = Arc::new(Slot::<u32>::new());
+        {
+            let mut state = lock(&slot.state);
+            state.available = true;
+            state.queue(1).unwrap();
+            assert_eq!(state.next(), Some(1));
+        }
+        let ticket = slot.ticket();
+        let (tx, rx) = mpsc::channel();
+        let waiter = {
+            let slot = slot.clone();
+            std::thread::spawn(move || {
+                slot.wait_completed(ticket);
+                let next = lock(&slot.state).next();
+                tx.send(next).unwrap();
+            })
+        };
+        // Completion and the next request in one critical section: the waiter cannot look between.
+        {
+            let mut state = lock(&slot.state);
+            state.completed();
+            state.queue(2).unwrap();
+            assert!(state.busy);
+        }
+        slot.completed.notify_all();
+        let next = rx.recv_timeout(std::time::Duration::from_secs(60)).expect("the thread went on to the next invoke");
+        assert_eq!(next, Some(2));
+        waiter.join().unwrap();
     }
 }

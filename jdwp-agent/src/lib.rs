@@ -18,6 +18,7 @@
 //! so that no panic unwinds into the VM.
 
 pub mod agent;
+mod agent_properties;
 mod allow;
 mod backend;
 mod callbacks;
@@ -32,6 +33,8 @@ pub mod jvmti;
 mod loader;
 mod logging;
 pub mod options;
+pub mod profiling;
+mod sde;
 pub mod session;
 mod step;
 pub mod thread_control;

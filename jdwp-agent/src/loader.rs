@@ -47,8 +47,15 @@ pub unsafe extern "system" fn Agent_OnLoad(vm: *mut JavaVM, options: *mut c_char
 pub unsafe extern "system" fn Agent_OnUnload(_vm: *mut JavaVM) {}
 
 fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
+    if agent().is_some() {
+        // The JDK's agent's words (DoubleAgentTest looks for them).
+        return Err(
+            "ERROR: Cannot load this JVM TI agent twice, check your java command line for duplicate jdwp options."
+                .into(),
+        );
+    }
     let full = crate::options::with_env_options(text, std::env::var(crate::options::ENV_VAR).ok().as_deref());
-    let options = Options::parse(&full).map_err(|e| format!("ERROR: JDWP {e}"))?;
+    let options = Options::parse(&full).map_err(|e| e.startup_message())?;
     if options.help {
         println!("{}", help_text());
         let _ = std::io::stdout().flush();
@@ -69,6 +76,8 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     let jvmti = vm.get_jvmti(sys::JVMTI_VERSION_11).map_err(|e| format!("ERROR: JDWP unable to access JVMTI: {e}"))?;
     add_capabilities(jvmti).map_err(|e| format!("ERROR: JDWP unable to get necessary JVMTI capabilities: {e}"))?;
     let agent = install(Agent::new(jvmti, vm, options)).map_err(|e| format!("ERROR: JDWP: {e:?}"))?;
+    // The profiler's own JVMTI environment, while every capability can still be had.
+    crate::profiling::on_load(vm);
 
     let mut callbacks: jvmtiEventCallbacks = unsafe_zeroed_callbacks();
     callbacks.VMInit = Some(on_vm_init);
@@ -173,6 +182,11 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
             // Byte-identical to the JDK's line: IDEs and scripts parse it.
             println!("Listening for transport {} at address: {}", transport.name(), listener.printed_address());
             let _ = std::io::stdout().flush();
+        }
+        // For attaching by process id (JDI's ProcessAttachingConnector), as the JDK's agent does.
+        let published = format!("{}:{}", transport.name(), listener.printed_address());
+        if let Err(e) = crate::agent_properties::set(jni, crate::agent_properties::LISTENER_ADDRESS, &published) {
+            tracing::debug!(?e, "listener address not published");
         }
         Some(listener)
     } else {
@@ -290,18 +304,16 @@ fn accept_allowed(
     timeout: Option<std::time::Duration>,
     allow: &crate::allow::AllowList,
 ) -> Result<Connection, jdwp_transports::TransportError> {
-    let deadline = timeout.map(|t| std::time::Instant::now() + t);
-    loop {
-        let left = deadline.map(|d| d.saturating_duration_since(std::time::Instant::now()));
-        let conn = listener.accept_with_timeout(left)?;
-        // Shared memory has no peer address: only this machine's processes of this user reach it.
-        let Some(peer) = conn.peer_ip() else { return Ok(conn) };
-        if allow.allows(peer) {
-            return Ok(conn);
+    // Checked before the handshake: a refused peer gets nothing back, as from the JDK's agent.
+    listener.accept_admitting(timeout, &|peer| {
+        let peer = peer.ip();
+        let allowed = allow.allows(peer);
+        if !allowed {
+            tracing::warn!(%peer, "debugger refused by the allow option");
+            eprintln!("ERROR: JDWP: peer {peer} not allowed to connect");
         }
-        tracing::warn!(%peer, "debugger refused by the allow option");
-        eprintln!("ERROR: JDWP: peer {peer} not allowed to connect");
-    }
+        allowed
+    })
 }
 
 unsafe extern "system" fn session_main(_: *mut jvmtiEnv, _jni_env: *mut JNIEnv, arg: *mut c_void) {

@@ -190,6 +190,20 @@ pub enum OptionError {
 }
 
 impl OptionError {
+    /// What the agent prints before refusing to start, in the JDK's agent's words: `ERROR: ` and
+    /// the message, except for a bad address, which the JDK's agent finds when its transport
+    /// starts and reports as a transport error (`ERROR: transport error 103: ...`, 103 being
+    /// `JDWPTRANSPORT_ERROR_ILLEGAL_ARGUMENT`; OpenJDK's OptionTest looks for that line).
+    pub fn startup_message(&self) -> String {
+        match self {
+            OptionError::InvalidAddress { address, reason } => format!(
+                "ERROR: transport error 103: invalid address `{address}`: {reason}\n\
+                 ERROR: JDWP Transport dt_socket failed to initialize, TRANSPORT_INIT(510)"
+            ),
+            other => format!("ERROR: {other}"),
+        }
+    }
+
     /// The option at fault, if one is.
     pub fn option(&self) -> Option<&str> {
         match self {
@@ -657,6 +671,21 @@ mod tests {
         );
         let o = Options::parse("transport=dt_socket,address=1,allow=*").unwrap();
         assert_eq!(o.warnings, ["allow has no effect when attaching (server=n)"]);
+    }
+
+    #[test]
+    fn startup_messages_use_the_jdk_agents_words() {
+        // OpenJDK's NoLaunchOptionTest and OptionTest look for these lines.
+        assert_eq!(
+            parse("onthrow=java.lang.Error").unwrap_err().startup_message(),
+            "ERROR: JDWP Specify launch=<command line> when using onthrow or onuncaught suboption"
+        );
+        for bad in [":", "localhost:", "localhost:abc", "localhost:65536", "localhost:65F"] {
+            let err = Options::parse(&format!("transport=dt_socket,server=y,suspend=n,address={bad}")).unwrap_err();
+            let message = err.startup_message();
+            assert!(message.starts_with("ERROR: transport error 103: "), "{bad}: {message}");
+            assert!(message.contains(bad), "{bad}: {message}");
+        }
     }
 
     #[test]

@@ -72,6 +72,13 @@ impl Session {
         self.writer.write_packet(&Packet::command(id, event::SET, <event::Composite as Command>::CMD, body))
     }
 
+    /// Sends a command packet of a vendor set (the profiler's live events), which the debugger
+    /// never answers. Not ordered against replies like events are: these carry no suspension.
+    pub fn send_command(&self, set: u8, cmd: u8, body: Vec<u8>) -> Result<(), TransportError> {
+        let id = self.next_event_id.fetch_add(1, Ordering::Relaxed);
+        self.writer.write_packet(&Packet::command(id, set, cmd, body))
+    }
+
     /// Takes over the reply to the command being handled: the loop writes none and reads the next
     /// command, and the caller answers later, from any thread, with [`Session::send_reply`] (an
     /// invoke answers when its method returns, and meanwhile the debugger may need other commands
@@ -113,6 +120,8 @@ pub enum Ended {
 /// Serves one connected debugger until it disposes or disconnects, then tells the back end.
 pub fn serve(conn: impl Into<Connection>, backend: &dyn Backend) -> Result<Ended, TransportError> {
     let (mut reader, writer) = conn.into().into_split()?;
+    // A command with undefined flag bits is a protocol violation: the connection ends (JDK wording).
+    reader.set_strict_flags(true);
     let session = Arc::new(Session::new(writer));
     backend.attached(&session);
     let ended = loop {
@@ -261,7 +270,7 @@ mod tests {
         let server = {
             let (backend, sessions) = (backend.clone(), sessions.clone());
             std::thread::spawn(move || {
-                let keep_going = || sessions.fetch_add(1, Ordering::SeqCst) < 2;
+                let keep_going = || sessions.fetch_add(1, Ordering::SeqCst) < 3;
                 serve_forever(&listener.into(), &*backend, Some(Duration::from_secs(60)), &keep_going).unwrap()
             })
         };
@@ -276,14 +285,25 @@ mod tests {
             let _ = stream.read_to_end(&mut rest);
             assert!(rest.is_empty(), "no reply to a broken frame: {rest:?}");
         }
-        // Second debugger: works normally, then vanishes without Dispose.
+        // Second debugger: a command packet with undefined flag bits (0x21) is a transport error
+        // for the JDK's agent, which drops the connection without replying; so do we.
+        {
+            use std::io::{Read, Write};
+            let conn = jdwp_transports::attach(&format!("127.0.0.1:{port}"), Some(Duration::from_secs(30))).unwrap();
+            let mut stream = conn.into_stream();
+            stream.write_all(&[0, 0, 0, 11, 0, 0, 0, 1, 0x21, 1, 1]).unwrap();
+            let mut rest = Vec::new();
+            let _ = stream.read_to_end(&mut rest);
+            assert!(rest.is_empty(), "no reply to a command with undefined flags: {rest:?}");
+        }
+        // Third debugger: works normally, then vanishes without Dispose.
         {
             let (mut r, w) = debugger(port);
             let version = reply_to(&mut r, &w, Packet::command(1, 1, 1, vec![]));
             assert_eq!(version.kind, PacketKind::Reply { error: ErrorCode::NONE });
         }
         server.join().unwrap();
-        assert_eq!(backend.attached.load(Ordering::SeqCst), 2);
-        assert_eq!(backend.detached.load(Ordering::SeqCst), 2);
+        assert_eq!(backend.attached.load(Ordering::SeqCst), 3);
+        assert_eq!(backend.detached.load(Ordering::SeqCst), 3);
     }
 }

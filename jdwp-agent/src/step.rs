@@ -303,12 +303,35 @@ fn resync(agent: &Agent, thread: jthread, id: ThreadId) {
 
 // ---- JVMTI side --------------------------------------------------------------------------------------
 
+/// The line table a line step judges by: the method's Java lines, or its lines in the default
+/// stratum when its class has an SMAP (see [`crate::sde`]).
 fn line_table(agent: &Agent, method: jmethodID) -> Lines {
-    match agent.jvmti.get_line_number_table(method) {
-        Ok(table) => Lines::new(table.iter().map(|e| (e.start_location, e.line_number)).collect()),
-        // Native, or compiled without line numbers.
-        Err(_) => Lines::default(),
+    // A method redefined while it runs has, for the debugger, no lines (JDI shows line -1 there):
+    // as with the JDK's agent, which does not ask for an obsolete method's table, a line step in
+    // it ends at the next location instead of running on by the old lines (RedefineStep).
+    if agent.jvmti.is_method_obsolete(method).unwrap_or(false) {
+        return Lines::default();
     }
+    let mut entries: Vec<(i64, i32)> = match agent.jvmti.get_line_number_table(method) {
+        Ok(table) => table.iter().map(|e| (e.start_location, e.line_number)).collect(),
+        // Native, or compiled without line numbers.
+        Err(_) => return Lines::default(),
+    };
+    entries.sort_by_key(|&(start, _)| start);
+    if let Some(converted) = stratum_lines(agent, method, &entries) {
+        entries = converted;
+    }
+    Lines::new(entries)
+}
+
+/// `entries` in the default stratum, if the method's class has an SMAP that maps them.
+fn stratum_lines(agent: &Agent, method: jmethodID, entries: &[(i64, i32)]) -> Option<Vec<(i64, i32)>> {
+    let jni = agent.jni().ok()?;
+    let class = agent.jvmti.get_method_declaring_class(method).ok()?;
+    let smap = agent.jvmti.get_source_debug_extension(class);
+    jni.delete_local_ref(class);
+    let smap = crate::sde::Smap::parse(&smap.ok()?)?;
+    smap.convert(crate::sde::default_stratum().as_deref(), entries)
 }
 
 fn has_lines(agent: &Agent, method: jmethodID) -> bool {

@@ -10,7 +10,7 @@
 //! How a thread is actually suspended is behind [`SuspendOps`], so these rules are unit-tested with a
 //! fake and used with JVMTI in the agent.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use jdwp_protocol::{ErrorCode, ThreadId};
 
@@ -34,6 +34,10 @@ pub struct ThreadControl {
     counts: HashMap<ThreadId, u32>,
     /// How many `VirtualMachine.Suspend`s (and suspend-all events) are outstanding.
     vm_count: u32,
+    /// Threads counted as suspended that were already suspended by someone else when we asked
+    /// (the application, with `Thread.suspend`): never resumed by us, as the JDK's agent does,
+    /// so the application's own resume still decides.
+    foreign: HashSet<ThreadId>,
 }
 
 impl ThreadControl {
@@ -68,6 +72,12 @@ impl ThreadControl {
                 Err(ErrorCode::THREAD_NOT_ALIVE) => {
                     self.counts.insert(*thread, 1);
                 }
+                // Suspended already, not by us: it counts (an event must still go out, and
+                // resumes stay balanced), but it is not ours to resume.
+                Err(ErrorCode::THREAD_SUSPENDED) => {
+                    self.counts.insert(*thread, 1);
+                    self.foreign.insert(*thread);
+                }
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
@@ -93,7 +103,9 @@ impl ThreadControl {
                 *count -= 1;
                 if *count == 0 {
                     self.counts.remove(thread);
-                    to_resume.push(*thread);
+                    if !self.foreign.remove(thread) {
+                        to_resume.push(*thread);
+                    }
                 }
             }
         }
@@ -140,6 +152,7 @@ impl ThreadControl {
     /// A thread ended: forget it.
     pub fn thread_ended(&mut self, thread: ThreadId) {
         self.counts.remove(&thread);
+        self.foreign.remove(&thread);
     }
 
     /// The debugger left: every thread it suspended runs again and all counts are cleared.
@@ -148,7 +161,8 @@ impl ThreadControl {
             ops.vm_resumed();
         }
         self.vm_count = 0;
-        let threads: Vec<ThreadId> = self.counts.drain().map(|(t, _)| t).collect();
+        let foreign = std::mem::take(&mut self.foreign);
+        let threads: Vec<ThreadId> = self.counts.drain().map(|(t, _)| t).filter(|t| !foreign.contains(t)).collect();
         if !threads.is_empty() {
             let _ = ops.resume(&threads);
         }
@@ -309,6 +323,33 @@ mod tests {
         assert!(vm.suspended.borrow().is_empty());
         assert_eq!(tc.suspend_count(ThreadId(1)), 0);
         assert_eq!(tc.vm_suspend_count(), 0);
+    }
+
+    /// MixedSuspendTest: a thread the application suspended (`Thread.suspend`) must not make a
+    /// suspend-all fail (the breakpoint event would never be sent), and the debugger's resume must
+    /// leave it suspended, as the application wants.
+    #[test]
+    fn a_thread_suspended_by_the_application_is_counted_but_never_resumed_by_us() {
+        let (vm, mut tc) = (vm(2), ThreadControl::default());
+        vm.suspended.borrow_mut().insert(ThreadId(2)); // the application's suspension
+        assert_eq!(tc.suspend_all(&vm), Ok(()));
+        assert_eq!((tc.suspend_count(ThreadId(1)), tc.suspend_count(ThreadId(2))), (1, 1));
+        tc.suspend_thread(&vm, ThreadId(2)).unwrap();
+        assert_eq!(tc.suspend_count(ThreadId(2)), 2);
+        tc.resume_all(&vm).unwrap();
+        tc.resume_thread(&vm, ThreadId(2)).unwrap();
+        assert_eq!(tc.suspend_count(ThreadId(2)), 0);
+        assert_eq!(*vm.suspended.borrow(), HashSet::from([ThreadId(2)]), "still the application's to resume");
+        // The application resumes it; the debugger's next suspension is a real one again.
+        vm.suspended.borrow_mut().remove(&ThreadId(2));
+        tc.suspend_thread(&vm, ThreadId(2)).unwrap();
+        tc.resume_thread(&vm, ThreadId(2)).unwrap();
+        assert!(vm.suspended.borrow().is_empty());
+        // Nor does a departing debugger resume it.
+        vm.suspended.borrow_mut().insert(ThreadId(2));
+        tc.suspend_all(&vm).unwrap();
+        tc.reset(&vm);
+        assert_eq!(*vm.suspended.borrow(), HashSet::from([ThreadId(2)]));
     }
 
     #[test]

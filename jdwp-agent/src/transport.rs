@@ -50,6 +50,20 @@ impl Listener {
             Listener::Shmem(l) => Connection::Shmem(l.accept_with_timeout(timeout)?),
         })
     }
+
+    /// Waits for a debugger that `admit` lets in (checked before the handshake) and its handshake.
+    /// Shared memory has no peer address (only this user's local processes reach it): `admit` does
+    /// not apply there.
+    pub fn accept_admitting(
+        &self,
+        timeout: Option<Duration>,
+        admit: &dyn Fn(std::net::SocketAddr) -> bool,
+    ) -> Result<Connection, TransportError> {
+        Ok(match self {
+            Listener::Socket(l) => Connection::Socket(l.accept_admitting(timeout, admit)?),
+            Listener::Shmem(l) => Connection::Shmem(l.accept_with_timeout(timeout)?),
+        })
+    }
 }
 
 impl From<SocketListener> for Listener {
@@ -111,6 +125,14 @@ pub enum Reader {
 }
 
 impl Reader {
+    /// Treats undefined flag bits in a packet header as a framing error.
+    pub fn set_strict_flags(&mut self, strict: bool) {
+        match self {
+            Reader::Socket(r) => r.set_strict_flags(strict),
+            Reader::Shmem(r) => r.set_strict_flags(strict),
+        }
+    }
+
     /// The next packet; `Ok(None)` when the debugger closed the connection between packets.
     pub fn read_packet(&mut self) -> Result<Option<Packet>, TransportError> {
         match self {

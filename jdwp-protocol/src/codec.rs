@@ -157,7 +157,7 @@ impl<'a> Reader<'a> {
         Ok(n)
     }
 
-    /// A JDWP string: an `int` byte length, then modified UTF-8.
+    /// A JDWP string: an `int` byte length, then UTF-8 (modified UTF-8 accepted too).
     pub fn string(&mut self) -> Result<String, DecodeError> {
         let len = self.count(1)?;
         Ok(mutf8::decode(self.bytes(len)?))
@@ -237,10 +237,13 @@ impl Writer {
         self.i32(i32::try_from(n).unwrap_or(i32::MAX));
     }
 
+    /// A JDWP string: an `int` byte length, then standard UTF-8, as the JDK's agent and JDI write
+    /// them (U+0000 as one zero byte, characters beyond the BMP as four bytes; JDI decodes with
+    /// Java's UTF-8 decoder, which turns modified UTF-8's `C0 80` and surrogate halves into
+    /// U+FFFD: OpenJDK's UTF8Test). Reading accepts both forms.
     pub fn string(&mut self, s: &str) {
-        let encoded = mutf8::encode(s);
-        self.count(encoded.len());
-        self.bytes(&encoded);
+        self.count(s.len());
+        self.bytes(s.as_bytes());
     }
 }
 
@@ -334,6 +337,21 @@ mod tests {
             let mut r = Reader::new(w.as_bytes(), IdSizes::default());
             assert_eq!(r.id(size).unwrap(), max);
         }
+    }
+
+    #[test]
+    fn strings_are_written_as_standard_utf8_and_read_in_either_form() {
+        let s = "xx\u{0}yy\u{10000}";
+        let mut w = Writer::new(IdSizes::default());
+        w.string(s);
+        let mut expected = 9i32.to_be_bytes().to_vec();
+        expected.extend_from_slice(b"xx\0yy\xf0\x90\x80\x80");
+        assert_eq!(w.as_bytes(), expected);
+        assert_eq!(Reader::new(w.as_bytes(), IdSizes::default()).string().unwrap(), s);
+        // Modified UTF-8 (C0 80, a surrogate pair as two three-byte sequences) still reads.
+        let mut m = 12i32.to_be_bytes().to_vec();
+        m.extend_from_slice(b"xx\xc0\x80yy\xed\xa0\x80\xed\xb0\x80");
+        assert_eq!(Reader::new(&m, IdSizes::default()).string().unwrap(), s);
     }
 
     #[test]

@@ -71,12 +71,17 @@ impl std::fmt::Debug for CommandInfo {
     }
 }
 
-/// Looks a command up by its numbers.
+/// Looks a command up by its numbers, in the JDWP table and the vendor sets.
 pub fn command_info(set: u8, cmd: u8) -> Option<&'static CommandInfo> {
-    commands::ALL.iter().flat_map(|s| s.iter()).find(|c| c.set == set && c.cmd == cmd)
+    all_commands().chain(vendor_commands()).find(|c| c.set == set && c.cmd == cmd)
 }
 
 /// Every command of the protocol, in spec order.
 pub fn all_commands() -> impl Iterator<Item = &'static CommandInfo> {
     commands::ALL.iter().flat_map(|s| s.iter())
+}
+
+/// Every command of our vendor sets ([`commands::VENDOR`]), which are not part of JDWP.
+pub fn vendor_commands() -> impl Iterator<Item = &'static CommandInfo> {
+    commands::VENDOR.iter().flat_map(|s| s.iter())
 }

@@ -1,4 +1,6 @@
-//! Modified UTF-8, the string encoding JDWP inherits from JNI.
+//! Modified UTF-8, JNI's string encoding (the agent's strings to and from the VM). JDWP itself
+//! carries standard UTF-8, which the JDK's agent converts to; [`decode`] reads both, since older
+//! agents send modified UTF-8.
 //!
 //! It differs from UTF-8 in two ways: U+0000 is written as the two bytes `C0 80`, and characters
 //! outside the Basic Multilingual Plane are written as a UTF-16 surrogate pair, each half encoded

@@ -5,7 +5,7 @@ use crate::check::round_trip;
 use crate::codec::decode_body;
 use crate::ids::IdSizes;
 use crate::sample::Gen;
-use crate::{CommandInfo, all_commands, command_info};
+use crate::{CommandInfo, all_commands, command_info, vendor_commands};
 
 /// The JDK 17 protocol, command set by command set: (set number, set name, [command names by number]).
 /// Written out independently of the layout tables so that a missing or misnumbered definition fails.
@@ -150,7 +150,7 @@ fn command_table_has_all_94_commands_of_18_sets() {
 
 #[test]
 fn every_command_and_reply_round_trips_at_every_id_width() {
-    for info in all_commands() {
+    for info in all_commands().chain(vendor_commands()) {
         for (i, sizes) in SIZES.iter().enumerate() {
             for seed in 0..200u64 {
                 let mut g = Gen::new(seed * 31 + i as u64, *sizes);
@@ -178,7 +178,7 @@ impl crate::UntaggedTypes for EverythingIs {
 fn random_bytes_never_panic_any_decoder() {
     let mut rng = Gen::new(0xdead_beef, IdSizes::default());
     let oracles = [EverythingIs(crate::Tag::Int), EverythingIs(crate::Tag::Object), EverythingIs(crate::Tag::Void)];
-    for info in all_commands() {
+    for info in all_commands().chain(vendor_commands()) {
         for sizes in SIZES {
             for i in 0..300 {
                 let len = rng.below(48) as usize;
@@ -198,7 +198,7 @@ fn random_bytes_never_panic_any_decoder() {
 
 #[test]
 fn every_strict_prefix_of_a_valid_body_is_an_error() {
-    for info in all_commands() {
+    for info in all_commands().chain(vendor_commands()) {
         for sizes in SIZES {
             for seed in 0..20u64 {
                 let mut g = Gen::new(seed, *sizes);
@@ -273,8 +273,23 @@ fn every_event_kind_and_modifier_kind_round_trips() {
 #[test]
 fn the_coverage_table_lists_every_command() {
     let table = include_str!("../../spec-notes/coverage.md");
-    for info in all_commands() {
+    for info in all_commands().chain(vendor_commands()) {
         let row = format!("| {} | {} | {} |", info.set, info.cmd, info.qualified_name);
         assert!(table.contains(&row), "spec-notes/coverage.md has no row for {info:?}: regenerate it");
     }
+}
+
+#[test]
+fn vendor_sets_stay_out_of_the_jdwp_table() {
+    let vendor: Vec<&CommandInfo> = vendor_commands().collect();
+    assert!(!vendor.is_empty());
+    for info in &vendor {
+        assert!(info.set >= 128, "{info:?}: vendor sets are numbered from 128");
+        assert!(all_commands().all(|c| c.set != info.set), "{info:?} is also in the JDWP table");
+        assert_eq!(command_info(info.set, info.cmd).map(|c| c.qualified_name), Some(info.qualified_name));
+    }
+    let mut keys: Vec<(u8, u8)> = vendor.iter().map(|c| (c.set, c.cmd)).collect();
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), vendor.len(), "duplicate vendor (set, command) numbers");
 }

@@ -34,6 +34,7 @@
 
 mod debuggee;
 mod error;
+pub mod hprof;
 mod java;
 mod spawn;
 pub mod wire;

@@ -22,6 +22,17 @@ fn allow_admits_listed_peers_only() {
     let outcome = RawSession::attach(&refused.address().to_string(), TIMEOUT);
     assert!(outcome.is_err(), "a peer outside allow= got a session");
     refused.wait_for_line_in(Stream::Stderr, "not allowed to connect", TIMEOUT).unwrap();
+    // ...before the handshake, as the JDK's agent does: the peer reads no handshake back
+    // (JdwpAllowTest's DenyTest counts the bytes).
+    {
+        use std::io::{Read, Write};
+        let mut raw = std::net::TcpStream::connect(refused.address()).unwrap();
+        raw.set_read_timeout(Some(TIMEOUT)).unwrap();
+        let _ = raw.write_all(b"JDWP-Handshake");
+        let mut buf = [0u8; 24];
+        let read = raw.read(&mut buf).unwrap_or(0);
+        assert_eq!(read, 0, "a refused peer got bytes back: {:?}", &buf[..read]);
+    }
 
     let admitted = Debuggee::builder("Demo")
         .agent(ours("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0,allow=127.0.0.0/8+::1"))
@@ -63,4 +74,22 @@ fn a_bad_option_names_itself_and_stops_the_vm() {
         assert!(output.contains(named) && output.contains("ERROR"), "{options}: {output}");
         assert!(!output.contains("Demo done"), "{options}: the program must not run");
     }
+}
+
+#[test]
+fn loading_the_agent_twice_stops_the_vm_in_the_jdk_agents_words() {
+    let lib = test_rig::our_agent_library().expect("our agent");
+    let second = format!("-agentpath:{}=transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0", lib.display());
+    let jvm = Debuggee::builder("Demo")
+        .agent(ours("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0"))
+        .jvm_option(second)
+        .expect_listening(false)
+        .spawn()
+        .unwrap();
+    let status = jvm.wait_for_exit(TIMEOUT).expect("the VM refuses to start");
+    assert!(!status.success(), "{status:?}");
+    // OpenJDK's DoubleAgentTest looks for these words.
+    let output = jvm.output_text();
+    assert!(output.contains("Cannot load this JVM TI agent twice"), "{output}");
+    assert!(!output.contains("Demo done"), "the program must not run: {output}");
 }

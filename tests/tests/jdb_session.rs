@@ -136,7 +136,9 @@ impl Jdb {
             let (bytes, eofs) = &*state;
             let new = String::from_utf8_lossy(&bytes[self.consumed..]).into_owned();
             let done = match until {
-                Until::Prompt => ends_with_prompt(&new),
+                // Every command of the script prints something: a lone prompt is a late one of
+                // the previous command (jdb's event thread and command loop both print prompts).
+                Until::Prompt => ends_with_prompt(&new) && !normalize(&new).is_empty(),
                 Until::Event(marker) => new.find(marker).is_some_and(|at| ends_with_thread_prompt(&new[at..])),
                 Until::Exit(marker) => new.contains(marker) && *eofs == 2,
             };

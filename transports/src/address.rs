@@ -13,7 +13,7 @@
 //! when attaching.
 
 use std::fmt;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV6};
 use std::str::FromStr;
 
 /// Why an address string is invalid, or its host did not resolve.
@@ -74,6 +74,9 @@ pub struct SocketAddress {
     pub host: Host,
     /// The TCP port; 0 means "any free port" when listening.
     pub port: u16,
+    /// The IPv6 scope (zone) of a link-local address, `fe80::1%eth0` or `fe80::1%2` (the
+    /// interface index); 0 for none.
+    pub scope_id: u32,
 }
 
 impl SocketAddress {
@@ -99,21 +102,28 @@ impl SocketAddress {
         } else if host == "*" {
             Host::AllInterfaces
         } else if let Some(inner) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
-            let ip = inner
-                .parse::<IpAddr>()
-                .map_err(|_| AddressError::InvalidHost { address: address.to_owned(), host: host.to_owned() })?;
-            Host::Ip(ip)
-        } else if let Ok(ip) = host.parse::<IpAddr>() {
-            Host::Ip(ip)
+            let (ip, scope) = parse_scoped_ip(inner)
+                .ok_or_else(|| AddressError::InvalidHost { address: address.to_owned(), host: host.to_owned() })?;
+            return Ok(SocketAddress { host: Host::Ip(ip), port, scope_id: scope });
+        } else if let Some((ip, scope)) = parse_scoped_ip(host) {
+            return Ok(SocketAddress { host: Host::Ip(ip), port, scope_id: scope });
         } else {
             Host::Name(host.to_owned())
         };
-        Ok(SocketAddress { host, port })
+        Ok(SocketAddress { host, port, scope_id: 0 })
     }
 
     /// The same host with another port (e.g. the port a listener actually got).
     pub fn with_port(&self, port: u16) -> SocketAddress {
-        SocketAddress { host: self.host.clone(), port }
+        SocketAddress { host: self.host.clone(), port, scope_id: self.scope_id }
+    }
+
+    /// The socket address of `ip` (this address's host) at `port`, with this address's scope.
+    pub fn ip_socket_addr(&self, ip: IpAddr, port: u16) -> SocketAddr {
+        match ip {
+            IpAddr::V6(v6) if self.scope_id != 0 => SocketAddr::V6(SocketAddrV6::new(v6, port, 0, self.scope_id)),
+            ip => SocketAddr::new(ip, port),
+        }
     }
 
     /// Candidate addresses to connect to, in the order to try them, for hosts that need no
@@ -124,7 +134,7 @@ impl SocketAddress {
                 SocketAddr::new(Ipv4Addr::LOCALHOST.into(), self.port),
                 SocketAddr::new(Ipv6Addr::LOCALHOST.into(), self.port),
             ]),
-            Host::Ip(ip) => Some(vec![SocketAddr::new(*ip, self.port)]),
+            Host::Ip(ip) => Some(vec![self.ip_socket_addr(*ip, self.port)]),
             Host::Name(_) => None,
         }
     }
@@ -136,6 +146,24 @@ impl SocketAddress {
         }
         Ok(())
     }
+}
+
+/// An IP address, IPv6 ones optionally with a scope (`fe80::1%eth0`, `fe80::1%2`), as the JDK's
+/// socket transport takes them; the scope as an interface index (0: none). `None` if not an IP
+/// address, or if the interface does not exist.
+fn parse_scoped_ip(text: &str) -> Option<(IpAddr, u32)> {
+    let Some((ip, scope)) = text.split_once('%') else {
+        return text.parse::<IpAddr>().ok().map(|ip| (ip, 0));
+    };
+    let ip = ip.parse::<Ipv6Addr>().ok()?;
+    let index = if !scope.is_empty() && scope.bytes().all(|b| b.is_ascii_digit()) {
+        scope.parse::<u32>().ok()?
+    } else {
+        let name = std::ffi::CString::new(scope).ok()?;
+        // SAFETY: a NUL-terminated string that outlives the call.
+        unsafe { libc::if_nametoindex(name.as_ptr()) }
+    };
+    (index != 0).then_some((IpAddr::V6(ip), index))
 }
 
 /// Orders resolved addresses IPv4 first (the JDK's default preference), keeping resolver order
@@ -173,6 +201,7 @@ impl fmt::Display for SocketAddress {
             Host::Loopback => write!(f, "{}", self.port),
             Host::AllInterfaces => write!(f, "*:{}", self.port),
             Host::Ip(IpAddr::V4(ip)) => write!(f, "{ip}:{}", self.port),
+            Host::Ip(IpAddr::V6(ip)) if self.scope_id != 0 => write!(f, "[{ip}%{}]:{}", self.scope_id, self.port),
             Host::Ip(IpAddr::V6(ip)) => write!(f, "[{ip}]:{}", self.port),
             Host::Name(name) => write!(f, "{name}:{}", self.port),
         }
@@ -186,6 +215,27 @@ mod tests {
     fn ok(s: &str) -> (Host, u16) {
         let a = SocketAddress::parse(s).unwrap_or_else(|e| panic!("{s:?}: {e}"));
         (a.host, a.port)
+    }
+
+    /// JdwpAttachTest and JdwpListenTest use every local address, link-local IPv6 ones with
+    /// their scope, by index and by interface name, bracketed or not.
+    #[test]
+    fn ipv6_scopes_by_index_or_interface_name() {
+        let a = SocketAddress::parse("fe80:0:0:0:fc:ff:fe00:1%4:8000").unwrap();
+        assert_eq!((a.host.clone(), a.port, a.scope_id), (Host::Ip("fe80::fc:ff:fe00:1".parse().unwrap()), 8000, 4));
+        assert_eq!(a.to_string(), "[fe80::fc:ff:fe00:1%4]:8000");
+        let SocketAddr::V6(v6) = a.ip_socket_addr("fe80::fc:ff:fe00:1".parse().unwrap(), 8000) else { panic!() };
+        assert_eq!(v6.scope_id(), 4);
+        let b = SocketAddress::parse("[fe80::1%4]:0").unwrap();
+        assert_eq!((b.port, b.scope_id), (0, 4));
+        // The loopback interface exists everywhere this runs; its index comes from the system.
+        let lo = SocketAddress::parse("[::1%lo]:8000").unwrap();
+        assert_ne!(lo.scope_id, 0);
+        assert_eq!(SocketAddress::parse("::1%lo:8000").unwrap().scope_id, lo.scope_id);
+        // No such interface, or a scope on IPv4: not an IP address.
+        assert!(matches!(SocketAddress::parse("[fe80::1%nosuchif0]:1"), Err(AddressError::InvalidHost { .. })));
+        assert!(matches!(SocketAddress::parse("[127.0.0.1%1]:1"), Err(AddressError::InvalidHost { .. })));
+        assert_eq!(SocketAddress::parse("127.0.0.1:1").unwrap().scope_id, 0);
     }
 
     #[test]

@@ -40,7 +40,13 @@ impl<R: Read> PacketReader<R> {
 
     /// Changes the largest packet accepted from now on.
     pub fn set_max_packet_size(&mut self, max_packet_size: u32) {
-        self.decoder = FrameDecoder::new(max_packet_size);
+        self.decoder = FrameDecoder::new(max_packet_size).with_strict_flags(self.decoder.strict_flags());
+    }
+
+    /// Refuse command packets with undefined flag bits from now on (see
+    /// [`FrameDecoder::with_strict_flags`]): the agent reads its debugger's packets this way.
+    pub fn set_strict_flags(&mut self, strict: bool) {
+        self.decoder = self.decoder.with_strict_flags(strict);
     }
 
     /// Blocks until a whole packet has arrived and returns it.

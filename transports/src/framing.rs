@@ -13,7 +13,7 @@
 
 use bytes::{Buf, BytesMut};
 
-use crate::packet::{HEADER_LEN, Packet};
+use crate::packet::{FLAG_REPLY, HEADER_LEN, Packet};
 
 /// The default limit on one packet's length (header included): 64 MiB.
 ///
@@ -49,6 +49,14 @@ pub enum FrameError {
         /// The number of bytes actually in the frame.
         frame_len: usize,
     },
+    /// A command packet's flags byte is neither 0 nor has the reply bit: undefined bits are set.
+    /// Only a decoder made [`strict`](FrameDecoder::with_strict_flags) reports it (the JDK's agent
+    /// treats it as a transport error and drops the connection; a debugger may be lenient).
+    #[error("received a JDWP packet with flags != 0x0 (actual={flags:#x}) when a command packet was expected")]
+    UndefinedFlags {
+        /// The flags byte as received.
+        flags: u8,
+    },
     /// A packet to encode has a body too long for the 32-bit length field.
     #[error("packet body of {body_len} bytes is too long for the 32-bit length field")]
     BodyTooLarge {
@@ -61,11 +69,13 @@ pub enum FrameError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FrameDecoder {
     max_packet_size: u32,
+    /// Refuse command packets with undefined flag bits (see [`FrameError::UndefinedFlags`]).
+    strict_flags: bool,
 }
 
 impl Default for FrameDecoder {
     fn default() -> Self {
-        FrameDecoder { max_packet_size: DEFAULT_MAX_PACKET_SIZE }
+        FrameDecoder { max_packet_size: DEFAULT_MAX_PACKET_SIZE, strict_flags: false }
     }
 }
 
@@ -74,7 +84,21 @@ impl FrameDecoder {
     ///
     /// A limit below the header size is raised to it, so header-only packets always pass.
     pub fn new(max_packet_size: u32) -> FrameDecoder {
-        FrameDecoder { max_packet_size: max_packet_size.max(HEADER_LEN as u32) }
+        FrameDecoder { max_packet_size: max_packet_size.max(HEADER_LEN as u32), strict_flags: false }
+    }
+
+    /// The same decoder, refusing (or, with `false`, accepting) command packets whose flags byte
+    /// is not 0. JDWP defines one flag, the reply bit; a packet with it is a reply whatever the other
+    /// bits are (the JDK's agent ignores replies), while a command with any other bit set is a
+    /// protocol violation the JDK's agent answers by dropping the connection. The agent decodes
+    /// strictly, as the JDK's does; the debugger side stays lenient.
+    pub fn with_strict_flags(self, strict: bool) -> FrameDecoder {
+        FrameDecoder { strict_flags: strict, ..self }
+    }
+
+    /// Whether undefined flag bits in a command packet are an error.
+    pub fn strict_flags(&self) -> bool {
+        self.strict_flags
     }
 
     /// The largest packet length (header included) this decoder accepts.
@@ -110,6 +134,10 @@ impl FrameDecoder {
         };
         if buf.len() < length {
             return Ok(None);
+        }
+        let flags = buf[8];
+        if self.strict_flags && flags != 0 && flags & FLAG_REPLY == 0 {
+            return Err(FrameError::UndefinedFlags { flags });
         }
         let packet = Packet::decode_frame(&buf[..length])?;
         buf.advance(length);
@@ -176,6 +204,28 @@ mod tests {
         let mut buf = BytesMut::from(&bytes[..]);
         let p = FrameDecoder::default().decode(&mut buf).unwrap().unwrap();
         assert_eq!(p.kind, PacketKind::Reply { error: ErrorCode(0x0102) });
+    }
+
+    #[test]
+    fn strict_decoder_refuses_commands_with_undefined_flags() {
+        let mut bytes = Packet::command(9, 1, 1, vec![]).encode().unwrap();
+        bytes[8] = 0x21;
+        let strict = FrameDecoder::default().with_strict_flags(true);
+        assert!(strict.strict_flags());
+        let mut buf = BytesMut::from(&bytes[..]);
+        let err = { strict }.decode(&mut buf).unwrap_err();
+        assert_eq!(err, FrameError::UndefinedFlags { flags: 0x21 });
+        assert!(err.to_string().contains("flags != 0x0 (actual=0x21)"), "{err}");
+        assert_eq!(buf.len(), bytes.len(), "an error must not consume input");
+        // Well-formed commands and replies pass; a reply with extra bits is still a reply.
+        for (flags, reply) in [(0x00, false), (0x80, true), (0x81, true)] {
+            bytes[8] = flags;
+            let mut buf = BytesMut::from(&bytes[..]);
+            let p = { strict }.decode(&mut buf).unwrap().unwrap();
+            assert_eq!(p.is_reply(), reply, "flags {flags:#x}");
+        }
+        // The strictness survives a limit change only when asked for again.
+        assert!(!FrameDecoder::new(100).strict_flags());
     }
 
     /// Tiny deterministic PRNG (xorshift64*), enough for fuzz-style loops without a dependency.

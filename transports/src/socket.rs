@@ -96,9 +96,24 @@ impl SocketListener {
     /// peer that fails the handshake is dropped (and logged at `warn`) and accepting goes on until
     /// a good one comes or the time is up. The listener keeps listening afterwards.
     pub fn accept_with_timeout(&self, timeout: Option<Duration>) -> Result<SocketConnection, TransportError> {
+        self.accept_admitting(timeout, &|_| true)
+    }
+
+    /// As [`accept_with_timeout`](Self::accept_with_timeout), but a peer that `admit` refuses is
+    /// closed before the handshake (it reads nothing back, as with the JDK's `allow` option) and
+    /// the next one is awaited.
+    pub fn accept_admitting(
+        &self,
+        timeout: Option<Duration>,
+        admit: &dyn Fn(SocketAddr) -> bool,
+    ) -> Result<SocketConnection, TransportError> {
         let deadline = Deadline::after(timeout);
         loop {
             let (stream, peer) = self.accept_tcp(deadline)?;
+            if !admit(peer) {
+                drop(stream);
+                continue;
+            }
             let setup = stream.set_nonblocking(false).and_then(|()| stream.set_nodelay(true));
             if let Err(e) = setup {
                 tracing::warn!(%peer, error = %e, "dropping a debugger connection that could not be configured");
@@ -219,7 +234,7 @@ pub(crate) fn bind_listener(
             }
         }
         (Host::Loopback, _) => SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), port),
-        (Host::Ip(ip), _) => SocketAddr::new(*ip, port),
+        (Host::Ip(ip), _) => address.ip_socket_addr(*ip, port),
         (Host::Name(_), Some(addr)) => addr,
         (Host::Name(name), None) => {
             return Err(AddressError::Resolve { host: name.clone(), reason: "not resolved".to_owned() }.into());

@@ -84,7 +84,22 @@ read <filename>           -- read and execute a command file
 
 lock <expr>               -- print lock info for an object
 threadlocks [thread id]   -- print lock info for a thread
-deadlocks                 -- find monitor deadlocks (threads, locks and stacks)
+deadlocks                 -- find deadlocks (threads, locks and stacks; with jdb-rs's agent
+                             also java.util.concurrent locks, in one round trip)
+
+With jdb-rs's agent (jdwp-agent):
+profile cpu start [interval] -- sample CPU use every interval (default 10ms; e.g. 1ms)
+profile cpu stop          -- stop sampling (the samples are kept)
+profile report [n]        -- HPROF-like CPU report of the top n traces (default 20),
+                             with the SITES and MONITOR TIME sections when recorded
+profile alloc start [b]   -- sample allocations about every b bytes (default 524288)
+profile alloc stop        -- stop sampling allocations (the sites are kept)
+profile monitors start    -- record monitor contention (who blocked, where, on whom)
+profile monitors stop     -- stop recording monitor contention
+profile flame <file> [cpu|alloc] -- write a flame graph (SVG) of the CPU samples or allocations
+heap histo [live] [n]     -- instances and bytes per class (live: collect garbage first)
+heap dump <file> [live]   -- write an HPROF heap dump on the target's machine
+gc                        -- garbage collection statistics
 
 pop                       -- pop the stack through and including the current frame
 reenter                   -- same as pop, but current frame is reentered
@@ -208,9 +223,28 @@ impl Session {
         }
     }
 
-    /// `deadlocks`: monitor deadlocks with each thread's locks and stack.
+    /// `deadlocks`: every deadlock with each thread's locks and stack: in one round trip over
+    /// monitors and `java.util.concurrent` locks when the agent is ours, else monitor deadlocks
+    /// found with standard commands.
     pub(crate) async fn cmd_deadlocks(&mut self, _args: &str) {
         let Some(vm) = self.vm().cloned() else { return };
+        match super::profile::one_trip_deadlocks(&vm).await {
+            Some(Ok(cycles)) => {
+                for c in &cycles {
+                    self.out.lines(&super::profile::deadlock_text(c));
+                }
+                if cycles.is_empty() {
+                    self.out.line("No deadlock found.");
+                } else {
+                    self.out.line(format!("Found {} deadlock(s).", cycles.len()));
+                    self.deadlocks_found = true;
+                }
+                self.out.data("deadlocks", super::profile::deadlocks_json(&cycles));
+                return;
+            }
+            Some(Err(e)) => return self.out.error(format!("Unable to look for deadlocks: {e}")),
+            None => {}
+        }
         match jdi::deadlock::find_deadlocks(&vm).await {
             Ok(found) => {
                 for d in &found {

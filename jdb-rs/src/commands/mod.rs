@@ -8,17 +8,21 @@
 //! - `types`: classes, class, methods, fields, classpath, redefine
 //! - `requests`: stop, clear, catch, ignore, watch, unwatch, trace, untrace, exclude
 //! - `misc`: help, version, use/sourcepath, monitor, unmonitor, read, repeat, deadlocks
+//! - `profile`: profile, heap, gc (our agent's profiler)
 
 mod data;
 mod exec;
 mod misc;
+pub mod profile;
+pub mod profile_alloc_monitors;
 mod requests;
 mod stack;
 mod types;
 
 use crate::session::{Flow, Session};
 
-/// `(name, works before the VM is connected)`, as jdb's `commandList`, plus `deadlocks`.
+/// `(name, works before the VM is connected)`, as jdb's `commandList`, plus `deadlocks`,
+/// `heap` and `profile`.
 pub const COMMANDS: &[(&str, bool)] = &[
     ("!!", false),
     ("?", true),
@@ -38,6 +42,7 @@ pub const COMMANDS: &[(&str, bool)] = &[
     ("exit", true),
     ("fields", false),
     ("gc", false),
+    ("heap", false),
     ("help", true),
     ("ignore", true),
     ("interrupt", false),
@@ -50,6 +55,7 @@ pub const COMMANDS: &[(&str, bool)] = &[
     ("next", false),
     ("pop", false),
     ("print", false),
+    ("profile", false),
     ("quit", true),
     ("read", true),
     ("redefine", false),
@@ -233,9 +239,9 @@ impl Session {
             "unmonitor" => self.cmd_unmonitor(args),
             "read" => return self.cmd_read(args).await,
             "repeat" => self.cmd_repeat(args),
-            "gc" => self.out.line(
-                "The 'gc' command is no longer necessary.\nAll objects are garbage collected as usual. Use 'enablegc' and 'disablegc'\ncommands to control garbage collection of individual objects.",
-            ),
+            "gc" => self.cmd_gc_stats().await,
+            "profile" => self.cmd_profile(args).await,
+            "heap" => self.cmd_heap(args).await,
             "deadlocks" => self.cmd_deadlocks(args).await,
             "!!" => {}
             _ => self.out.error(format!("Unrecognized command: '{name}'.  Try help...")),

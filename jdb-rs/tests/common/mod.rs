@@ -16,6 +16,44 @@ pub fn jdb_rs() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_jdb-rs"))
 }
 
+/// Whether `JDI_TEST_AGENT=ours` asks for this workspace's agent (the same switch as jdi-rs's
+/// tests); otherwise the JDK's agent is under test.
+pub fn testing_our_agent() -> bool {
+    std::env::var("JDI_TEST_AGENT").is_ok_and(|v| v == "ours")
+}
+
+/// `target/<profile>/libjdwp_agent.so`, next to the test binary's profile directory.
+pub fn our_agent_path() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let lib = exe.parent().and_then(|deps| deps.parent()).expect("target profile dir").join("libjdwp_agent.so");
+    assert!(lib.is_file(), "JDI_TEST_AGENT=ours needs {} (cargo build -p jdwp-agent)", lib.display());
+    lib
+}
+
+/// The agent the launched VM gets, as jdb-rs options: always explicit, so that a test never
+/// depends on which library happens to lie next to the binary.
+pub fn agent_args() -> Vec<String> {
+    if testing_our_agent() {
+        vec!["--agent".into(), our_agent_path().display().to_string()]
+    } else {
+        vec!["--jdk-agent".into()]
+    }
+}
+
+/// `args` with [`agent_args`] in front, unless jdb-rs will not launch a VM (attach, listen, the
+/// one-shot subcommands, help).
+pub fn with_agent_args(args: &[String]) -> Vec<String> {
+    let launches = !args.iter().any(|a| {
+        matches!(a.as_str(), "deadlocks" | "-attach" | "--attach" | "-listen" | "--listen" | "-listenany")
+            || a.starts_with("-help")
+            || a == "--help"
+            || a == "-version"
+    });
+    let mut out = if launches { agent_args() } else { Vec::new() };
+    out.extend_from_slice(args);
+    out
+}
+
 pub fn fixtures() -> String {
     test_rig::fixtures().expect("the Java fixtures compile").display().to_string()
 }
@@ -117,8 +155,9 @@ pub fn ends_with_prompt(text: &str) -> bool {
 
 impl Driver {
     pub fn spawn(program: &std::path::Path, args: &[String]) -> Driver {
+        let args = if program == jdb_rs() { with_agent_args(args) } else { args.to_vec() };
         let mut cmd = Command::new(program);
-        cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.args(&args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
         for v in ["JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"] {
             cmd.env_remove(v);
         }
@@ -207,8 +246,9 @@ impl Drop for Driver {
 
 /// Runs jdb-rs to completion with `args`; returns (exit code, stdout, stderr).
 pub fn run_jdb_rs(args: &[&str]) -> (i32, String, String) {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     let mut cmd = Command::new(jdb_rs());
-    cmd.args(args).stdin(Stdio::null()).env("NO_COLOR", "1");
+    cmd.args(with_agent_args(&args)).stdin(Stdio::null()).env("NO_COLOR", "1");
     for v in ["JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"] {
         cmd.env_remove(v);
     }

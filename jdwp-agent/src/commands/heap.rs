@@ -27,10 +27,10 @@ use crate::jvmti::sys::{
 };
 
 /// A JVMTI environment for one walk, disposed of (with all its tags) when dropped.
-struct WalkEnv(Jvmti);
+pub(crate) struct WalkEnv(pub(crate) Jvmti);
 
 impl WalkEnv {
-    fn new(agent: &Agent) -> Result<WalkEnv, ErrorCode> {
+    pub(crate) fn new(agent: &Agent) -> Result<WalkEnv, ErrorCode> {
         let env = WalkEnv(agent.vm.get_jvmti(sys::JVMTI_VERSION_11)?);
         let mut caps = jvmtiCapabilities::default();
         caps.set_can_tag_objects(true);
@@ -40,7 +40,12 @@ impl WalkEnv {
 
     /// Visits every object in the heap that is an instance of exactly `class` (every object if
     /// null), reporting it to `callback`.
-    fn iterate<T>(&self, class: jclass, callback: jvmtiHeapIterationCallback, data: &mut T) -> Result<(), ErrorCode> {
+    pub(crate) fn iterate<T>(
+        &self,
+        class: jclass,
+        callback: jvmtiHeapIterationCallback,
+        data: &mut T,
+    ) -> Result<(), ErrorCode> {
         let callbacks = jvmtiHeapCallbacks { heap_iteration_callback: callback, ..Default::default() };
         let user_data: *mut T = data;
         // SAFETY: as in `follow`.
@@ -75,7 +80,7 @@ impl Drop for WalkEnv {
 }
 
 /// Runs a heap callback's body, aborting the walk instead of unwinding into the VM.
-fn guarded(f: impl FnOnce() -> jint) -> jint {
+pub(crate) fn guarded(f: impl FnOnce() -> jint) -> jint {
     crate::guard(sys::JVMTI_VISIT_ABORT, AssertUnwindSafe(f))
 }
 
@@ -149,7 +154,11 @@ impl Limit {
 pub fn instances(agent: &Agent, class: jclass, max: i32) -> Result<Vec<jobject>, ErrorCode> {
     let env = WalkEnv::new(agent)?;
     let mut limit = Limit::new(max);
-    env.iterate(class, Some(tag_instance), &mut limit)?;
+    // Following references from the roots, as the JDK's agent does: the instances reachable for
+    // garbage collection, as JDI's `instances` says, and HotSpot then first re-materializes the
+    // objects escape analysis replaced by scalars in compiled frames (EATests'
+    // EAGetInstancesOfReferenceType counts them), which a plain heap iteration does not see.
+    env.follow(class, Some(tag_reached_instance), &mut limit)?;
     let mut objects = env.objects_tagged(FOUND)?;
     if limit.max != 0 {
         objects.truncate(limit.max);
@@ -157,19 +166,27 @@ pub fn instances(agent: &Agent, class: jclass, max: i32) -> Result<Vec<jobject>,
     Ok(objects)
 }
 
-unsafe extern "system" fn tag_instance(
+unsafe extern "system" fn tag_reached_instance(
+    _kind: jvmtiHeapReferenceKind,
+    _info: *const jvmtiHeapReferenceInfo,
     _class_tag: jlong,
+    _referrer_class_tag: jlong,
     _size: jlong,
     tag_ptr: *mut jlong,
+    _referrer_tag_ptr: *mut jlong,
     _length: jint,
     user_data: *mut c_void,
 ) -> jint {
     guarded(|| {
-        // SAFETY: the VM passes the object's tag, and our `Limit` is the user data, both valid for
-        // this call (`WalkEnv::iterate`).
+        // SAFETY: the VM passes the referree's tag (an instance of the class: the walk filters by
+        // it), and our `Limit` is the user data, both valid for this call (`WalkEnv::follow`).
         let (tag, limit) = unsafe { (&mut *tag_ptr, &mut *user_data.cast::<Limit>()) };
+        // Reached again through another reference: counted already.
+        if *tag == FOUND {
+            return sys::JVMTI_VISIT_OBJECTS;
+        }
         *tag = FOUND;
-        if limit.one_more() { sys::JVMTI_VISIT_ABORT } else { 0 }
+        if limit.one_more() { sys::JVMTI_VISIT_ABORT } else { sys::JVMTI_VISIT_OBJECTS }
     })
 }
 

@@ -29,11 +29,16 @@ pub fn line_table(agent: &Agent, cmd: LineTable) -> Result<LineTableReply, Error
         // Abstract methods have no code: an empty table, as the JDK's agent answers.
         Err(_) => return Ok(LineTableReply { start: -1, end: -1, lines: Vec::new() }),
     };
-    let table = agent.jvmti.get_line_number_table(m)?;
-    let lines = table
-        .iter()
-        .map(|e| LineTableEntry { line_code_index: e.start_location, line_number: e.line_number })
-        .collect();
+    let lines = match agent.jvmti.get_line_number_table(m) {
+        Ok(table) => table
+            .iter()
+            .map(|e| LineTableEntry { line_code_index: e.start_location, line_number: e.line_number })
+            .collect(),
+        // Compiled without line numbers: the code range is still worth having, so (as the JDK's
+        // agent does) an empty table rather than ABSENT_INFORMATION, which JDI does not expect.
+        Err(e) if ErrorCode::from(e) == ErrorCode::ABSENT_INFORMATION => Vec::new(),
+        Err(e) => return Err(e.into()),
+    };
     Ok(LineTableReply { start, end, lines })
 }
 
@@ -94,6 +99,14 @@ pub fn bytecodes(agent: &Agent, cmd: Bytecodes) -> Result<BytecodesReply, ErrorC
 }
 
 pub fn is_obsolete(agent: &Agent, cmd: IsObsolete) -> Result<IsObsoleteReply, ErrorCode> {
+    // Method ID 0 is how locations in obsolete methods name their method (see
+    // `event_helper::location`): obsolete, as the JDK's agent answers (nsk/jdwp isobsolete002).
+    if cmd.method_id == MethodId::NULL {
+        let jni = agent.jni()?;
+        let class = agent.class(jni, cmd.ref_type)?;
+        jni.delete_local_ref(class);
+        return Ok(IsObsoleteReply { is_obsolete: true });
+    }
     let m = method(agent, cmd.ref_type, cmd.method_id)?;
     Ok(IsObsoleteReply { is_obsolete: agent.jvmti.is_method_obsolete(m)? })
 }

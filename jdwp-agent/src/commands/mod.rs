@@ -7,11 +7,13 @@ pub mod class_loader_reference;
 pub mod class_object_reference;
 pub mod class_type;
 pub mod event_request;
-mod heap;
+pub(crate) mod heap;
 pub mod interface_type;
 pub mod method;
 pub mod module_reference;
 pub mod object_reference;
+pub mod profiler;
+pub mod profiler_alloc_monitor_dump;
 pub mod reference_type;
 pub mod stack_frame;
 pub mod thread_reference;
@@ -40,6 +42,8 @@ pub static TABLES: &[&[Entry<Agent>]] = &[
     module_reference::TABLE,
     class_type::TABLE,
     interface_type::TABLE,
+    profiler::TABLE,
+    profiler_alloc_monitor_dump::TABLE,
 ];
 
 /// The handler of a command, if this agent implements it.

@@ -12,7 +12,8 @@ pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
     let vm_name = prop("java.vm.name");
     let vm_version = prop("java.vm.version");
     let description = format!(
-        "Java Debug Wire Protocol (jdbg-rs agent {})\nJVM Debug Interface version 17.0\nJVM version {} ({}, {})",
+        "Java Debug Wire Protocol ({} {})\nJVM Debug Interface version 17.0\nJVM version {} ({}, {})",
+        jdwp_protocol::commands::profiler::AGENT_MARKER,
         env!("CARGO_PKG_VERSION"),
         prop("java.version"),
         vm_name,
@@ -28,8 +29,13 @@ fn loaded(agent: &Agent) -> Result<Vec<GenericClassInfo>, ErrorCode> {
     let mut out = Vec::with_capacity(classes.len());
     for &class in classes.iter() {
         let status = agent.jvmti.get_class_status(class)?;
-        // Primitive classes (int.class) are not reference types.
-        if status & crate::jvmti::sys::JVMTI_CLASS_STATUS_PRIMITIVE != 0 {
+        // Primitive classes (int.class) are not reference types; a class loaded but not yet
+        // prepared has no methods or fields to show, and the JDK's agent leaves it out (JDI's
+        // UnpreparedClasses and UnpreparedByName tests check it). Arrays count as prepared.
+        use crate::jvmti::sys::{JVMTI_CLASS_STATUS_ARRAY, JVMTI_CLASS_STATUS_PREPARED, JVMTI_CLASS_STATUS_PRIMITIVE};
+        if status & JVMTI_CLASS_STATUS_PRIMITIVE != 0
+            || status & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY) == 0
+        {
             jni.delete_local_ref(class);
             continue;
         }
@@ -253,8 +259,9 @@ pub fn redefine_classes(agent: &Agent, cmd: RedefineClasses) -> Result<RedefineC
     Ok(RedefineClassesReply {})
 }
 
-/// Accepted and otherwise ignored: this VM has only the Java stratum, which debuggers default to.
-pub fn set_default_stratum(_: &Agent, _: SetDefaultStratum) -> Result<SetDefaultStratumReply, ErrorCode> {
+/// Line steps judge lines in this stratum from now on (see [`crate::sde`]).
+pub fn set_default_stratum(_: &Agent, cmd: SetDefaultStratum) -> Result<SetDefaultStratumReply, ErrorCode> {
+    crate::sde::set_default_stratum(&cmd.stratum_id);
     Ok(SetDefaultStratumReply {})
 }
 

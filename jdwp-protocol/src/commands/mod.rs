@@ -26,6 +26,7 @@ pub mod interface_type;
 pub mod method;
 pub mod module_reference;
 pub mod object_reference;
+pub mod profiler;
 pub mod reference_type;
 pub mod stack_frame;
 pub mod string_reference;
@@ -54,3 +55,7 @@ pub const ALL: &[&[crate::CommandInfo]] = &[
     module_reference::COMMANDS,
     event::COMMANDS,
 ];
+
+/// Vendor command sets (numbers 128 and up), kept out of [`ALL`] so the JDWP table stays the
+/// spec's: agents without them answer `NOT_IMPLEMENTED`, and clients discover them first.
+pub const VENDOR: &[&[crate::CommandInfo]] = &[profiler::COMMANDS];

@@ -52,6 +52,9 @@ const TEST_PATHS: &[&str] = &[
     "test/hotspot/jtreg/TEST.quick-groups",
     "test/hotspot/jtreg/ProblemList.txt",
     "test/hotspot/jtreg/vmTestbase",
+    // com/sun/jdi/EATests.java builds with `@library /test/hotspot/jtreg`: it imports these.
+    "test/hotspot/jtreg/compiler/testlibrary",
+    "test/hotspot/jtreg/compiler/whitebox",
     "test/jdk/TEST.ROOT",
     "test/jdk/TEST.groups",
     "test/jdk/ProblemList.txt",

@@ -1,0 +1,303 @@
+//! CPU sampling: every interval, the stacks of the threads that ran since the previous tick.
+//!
+//! Mechanism (see `spec-notes/profiler.md`): per tick, the profiler thread reads each sampled
+//! thread's CPU time (`GetThreadCpuTime`, a clock read that stops nobody); threads whose time did
+//! not move did not run, cost nothing more and count as `idle_skipped`. The stacks of the others
+//! come from one `GetThreadListStackTraces` call (in JDK 17 a handshake for one thread, a short VM
+//! operation for several); no thread is suspended. Stacks are stored as method IDs and bytecode
+//! indexes; names and lines are looked up once per method, at report time.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use jdwp_protocol::commands::profiler::{CpuReportReply, CpuTrace, ProfiledThread, ThreadSamples};
+use jdwp_protocol::{ErrorCode, ThreadId};
+use jni_sys::jfieldID;
+
+use super::stacks::FrameResolver;
+use crate::agent::{Agent, GlobalRef};
+use crate::jni::{JavaType, Jni};
+use crate::jvmti::JvmtiError;
+use crate::jvmti::sys::{self, jlocation, jthread};
+
+/// Stack depth when the debugger asks for the default (0).
+pub const DEFAULT_DEPTH: i32 = 64;
+/// The deepest stack recorded, whatever is asked: bounds the memory one sample can take.
+pub const MAX_DEPTH: i32 = 1024;
+/// How often the list of threads is refreshed while sampling all threads.
+const THREAD_REFRESH: Duration = Duration::from_millis(20);
+
+/// One thread seen by the sampler.
+struct SampledThread {
+    /// A global reference, kept until the samples are discarded (the report names the thread).
+    thread: GlobalRef,
+    name: String,
+    /// CPU time at the previous tick, nanoseconds; -1 before the first reading.
+    last_cpu: i64,
+    samples: i64,
+    alive: bool,
+}
+
+/// One distinct stack and its counts.
+#[derive(Default)]
+struct TraceCounts {
+    samples: i64,
+    /// Per index into `CpuSampler::threads`.
+    per_thread: HashMap<usize, i64>,
+}
+
+/// The sampler's settings and what it has gathered; behind the profiler's `cpu` lock.
+#[derive(Default)]
+pub struct CpuSampler {
+    running: bool,
+    interval: Duration,
+    max_depth: i32,
+    /// Sample only these threads (none: all threads, refreshed as they come and go).
+    filter: Option<Vec<GlobalRef>>,
+    started: Option<Instant>,
+    stopped: Option<Instant>,
+    next_tick: Option<Instant>,
+    next_refresh: Option<Instant>,
+    threads: Vec<SampledThread>,
+    /// Java thread ID (`Thread.tid`) → index into `threads`.
+    by_tid: HashMap<i64, usize>,
+    /// Stack as (method ID, bytecode index) pairs, innermost first → counts.
+    traces: HashMap<Vec<(usize, jlocation)>, TraceCounts>,
+    ticks: i64,
+    samples: i64,
+    idle_skipped: i64,
+    /// CPU time of the profiler thread in ticks, and wall time in stack walks (nanoseconds).
+    sampler_cpu: i64,
+    stack_walk: i64,
+    tid_field: Option<usize>,
+}
+
+/// The calling thread's CPU time in nanoseconds (0 if it cannot be read).
+fn thread_cpu_nanos(agent: &Agent) -> i64 {
+    // A null thread is the current one.
+    agent.jvmti.get_thread_cpu_time(std::ptr::null_mut()).unwrap_or(0)
+}
+
+impl CpuSampler {
+    /// When the profiler thread should take the next sample; `None` when not sampling.
+    pub fn next_tick(&self) -> Option<Instant> {
+        if self.running { self.next_tick } else { None }
+    }
+
+    /// Starts (or restarts) sampling, discarding earlier samples.
+    pub fn start(
+        &mut self,
+        jni: Jni,
+        interval: Duration,
+        max_depth: i32,
+        filter: Option<Vec<jthread>>,
+    ) -> Result<(), ErrorCode> {
+        let filter = match filter {
+            Some(threads) => {
+                let mut globals = Vec::with_capacity(threads.len());
+                for thread in threads {
+                    globals.push(GlobalRef(jni.new_global_ref(thread)?));
+                }
+                Some(globals)
+            }
+            None => None,
+        };
+        self.discard(jni);
+        if let Some(old) = self.filter.take() {
+            old.iter().for_each(|g| jni.delete_global_ref(g.0));
+        }
+        let now = Instant::now();
+        self.running = true;
+        self.interval = interval;
+        self.max_depth = max_depth;
+        self.filter = filter;
+        self.started = Some(now);
+        self.stopped = None;
+        self.next_tick = Some(now + interval);
+        self.next_refresh = Some(now);
+        Ok(())
+    }
+
+    /// Stops sampling; the samples stay for the report.
+    pub fn stop(&mut self, _jni: Jni) {
+        if self.running {
+            self.running = false;
+            self.stopped = Some(Instant::now());
+        }
+    }
+
+    /// Forgets every sample and thread (releasing the threads).
+    fn discard(&mut self, jni: Jni) {
+        for t in self.threads.drain(..) {
+            jni.delete_global_ref(t.thread.0);
+        }
+        self.by_tid.clear();
+        self.traces.clear();
+        self.ticks = 0;
+        self.samples = 0;
+        self.idle_skipped = 0;
+        self.sampler_cpu = 0;
+        self.stack_walk = 0;
+        let now = Instant::now();
+        self.started = Some(now);
+        if !self.running {
+            self.stopped = Some(now);
+        }
+    }
+
+    /// One tick (the profiler thread, inside a local frame).
+    pub fn tick(&mut self, agent: &Agent, jni: Jni) {
+        if !self.running {
+            return;
+        }
+        let cpu_before = thread_cpu_nanos(agent);
+        self.sample(agent, jni);
+        self.sampler_cpu += thread_cpu_nanos(agent) - cpu_before;
+    }
+
+    fn sample(&mut self, agent: &Agent, jni: Jni) {
+        let now = Instant::now();
+        // A tick that comes late (a long safepoint, an overloaded machine) is not made up for:
+        // the next one is an interval from now, as a timer signal would behave.
+        let next = self.next_tick.unwrap_or(now) + self.interval;
+        self.next_tick = Some(if next < now { now + self.interval } else { next });
+        self.ticks += 1;
+        if self.next_refresh.is_some_and(|r| now >= r) {
+            self.refresh_threads(agent, jni);
+            self.next_refresh = Some(now + THREAD_REFRESH);
+        }
+
+        // Which threads ran since the last tick.
+        let mut ran: Vec<usize> = Vec::new();
+        for (i, t) in self.threads.iter_mut().enumerate() {
+            if !t.alive {
+                continue;
+            }
+            match agent.jvmti.get_thread_cpu_time(t.thread.0) {
+                Ok(cpu) => {
+                    if cpu != t.last_cpu && t.last_cpu >= 0 {
+                        ran.push(i);
+                    } else {
+                        self.idle_skipped += 1;
+                    }
+                    t.last_cpu = cpu;
+                }
+                Err(JvmtiError::THREAD_NOT_ALIVE) => t.alive = false,
+                Err(_) => {}
+            }
+        }
+        if ran.is_empty() {
+            return;
+        }
+        let list: Vec<jthread> = ran.iter().map(|&i| self.threads[i].thread.0).collect();
+        let walk_start = Instant::now();
+        let stacks = agent.jvmti.get_thread_list_stack_traces(&list, self.max_depth);
+        self.stack_walk += i64::try_from(walk_start.elapsed().as_nanos()).unwrap_or(i64::MAX);
+        let Ok(stacks) = stacks else { return };
+        // JVMTI answers in the order of the list.
+        for (&index, stack) in ran.iter().zip(stacks.iter()) {
+            // A thread that used CPU since the last tick but is now blocked or waiting is not
+            // running code: its stack shows where it waits, which is not where time went.
+            if stack.state & sys::JVMTI_THREAD_STATE_RUNNABLE == 0 || stack.frames.is_empty() {
+                self.idle_skipped += 1;
+                continue;
+            }
+            let key: Vec<(usize, jlocation)> = stack.frames.iter().map(|f| (f.method as usize, f.location)).collect();
+            let counts = self.traces.entry(key).or_default();
+            counts.samples += 1;
+            *counts.per_thread.entry(index).or_default() += 1;
+            self.threads[index].samples += 1;
+            self.samples += 1;
+        }
+    }
+
+    /// Picks up threads started since the last refresh (all-threads mode), or the filter's
+    /// threads on the first tick.
+    fn refresh_threads(&mut self, agent: &Agent, jni: Jni) {
+        let candidates: Vec<jthread> = match &self.filter {
+            Some(filter) => {
+                if !self.threads.is_empty() {
+                    return;
+                }
+                filter.iter().map(|g| g.0).collect()
+            }
+            None => match agent.jvmti.get_all_threads() {
+                Ok(all) => all.iter().copied().collect(),
+                Err(_) => return,
+            },
+        };
+        let Some(tid_field) = self.tid_field(agent, jni) else { return };
+        for thread in candidates {
+            // SAFETY: `tid_field` is `Thread.tid`, a long, and `thread` is a Thread.
+            let tid = unsafe { jni.get_field(thread, tid_field, JavaType::Long).j };
+            if self.by_tid.contains_key(&tid) || agent.is_agent_thread(jni, thread) {
+                continue;
+            }
+            let Ok(global) = jni.new_global_ref(thread) else { continue };
+            let name = agent.jvmti.get_thread_info(thread).map(|i| i.name).unwrap_or_default();
+            let last_cpu = agent.jvmti.get_thread_cpu_time(thread).unwrap_or(-1);
+            self.by_tid.insert(tid, self.threads.len());
+            self.threads.push(SampledThread { thread: GlobalRef(global), name, last_cpu, samples: 0, alive: true });
+        }
+    }
+
+    fn tid_field(&mut self, agent: &Agent, jni: Jni) -> Option<jfieldID> {
+        if self.tid_field.is_none() {
+            let thread_class = agent.known().ok()?.thread.0;
+            self.tid_field = jni.get_field_id(thread_class, "tid", "J").ok().map(|f| f as usize);
+        }
+        self.tid_field.map(|f| f as jfieldID)
+    }
+
+    /// The report: traces by decreasing samples, numbered from 1 in that order.
+    pub fn report(&mut self, agent: &Agent, jni: Jni, reset: bool) -> Result<CpuReportReply, ErrorCode> {
+        let mut resolver = FrameResolver::new(agent.jvmti);
+        let mut threads = Vec::new();
+        for (index, t) in self.threads.iter().enumerate() {
+            if t.samples == 0 {
+                continue;
+            }
+            // A thread that is gone is still named, by the name it had.
+            let thread = agent.thread_id(jni, t.thread.0).unwrap_or(ThreadId::NULL);
+            threads.push(ProfiledThread { index: index as i32, thread, name: t.name.clone(), samples: t.samples });
+        }
+        let mut traces: Vec<(&Vec<(usize, jlocation)>, &TraceCounts)> = self.traces.iter().collect();
+        traces.sort_by(|a, b| b.1.samples.cmp(&a.1.samples).then_with(|| a.0.cmp(b.0)));
+        let traces: Vec<CpuTrace> = traces
+            .into_iter()
+            .enumerate()
+            .map(|(i, (frames, counts))| {
+                let mut per_thread: Vec<ThreadSamples> = counts
+                    .per_thread
+                    .iter()
+                    .map(|(&t, &samples)| ThreadSamples { thread_index: t as i32, samples })
+                    .collect();
+                per_thread.sort_by(|a, b| b.samples.cmp(&a.samples).then(a.thread_index.cmp(&b.thread_index)));
+                CpuTrace {
+                    trace_id: i as i32 + 1,
+                    frames: frames.iter().map(|&(m, l)| resolver.frame(m as jni_sys::jmethodID, l)).collect(),
+                    samples: counts.samples,
+                    per_thread,
+                }
+            })
+            .collect();
+        let end = if self.running { Instant::now() } else { self.stopped.unwrap_or_else(Instant::now) };
+        let elapsed = self.started.map(|s| end.saturating_duration_since(s)).unwrap_or_default();
+        let reply = CpuReportReply {
+            running: self.running,
+            interval_micros: i32::try_from(self.interval.as_micros()).unwrap_or(i32::MAX),
+            elapsed_nanos: i64::try_from(elapsed.as_nanos()).unwrap_or(i64::MAX),
+            ticks: self.ticks,
+            samples: self.samples,
+            idle_skipped: self.idle_skipped,
+            sampler_cpu_nanos: self.sampler_cpu,
+            stack_walk_nanos: self.stack_walk,
+            threads,
+            traces,
+        };
+        if reset {
+            self.discard(jni);
+        }
+        Ok(reply)
+    }
+}
