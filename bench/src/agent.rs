@@ -242,7 +242,7 @@ pub(crate) fn build_agent() -> Result<PathBuf, String> {
 }
 
 /// `/proc/loadavg`'s first three fields (how busy the machine was).
-fn load_average() -> String {
+pub(crate) fn load_average() -> String {
     let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     text.split_whitespace().take(3).collect::<Vec<_>>().join(" ")
 }

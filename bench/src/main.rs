@@ -20,11 +20,14 @@
 //! overhead against JFR's, and one-trip deadlock detection against standard commands (see
 //! `profiler.rs`). `bench profiler-heap [...]` measures its heap side: the HPROF dump against
 //! `jcmd GC.heap_dump`, and allocation sampling overhead against JFR's (see `profiler_heap.rs`).
+//! `bench shmem [...]` compares the shared-memory transport with the socket one, same agent and
+//! client (see `shmem.rs`).
 
 mod agent;
 mod jdb;
 mod profiler;
 mod profiler_heap;
+mod shmem;
 mod side;
 
 use std::collections::BTreeMap;
@@ -65,6 +68,7 @@ fn main() -> ExitCode {
         Some("jdb") => jdb::main(&argv[1..]),
         Some("profiler") => profiler::main(&argv[1..]),
         Some("profiler-heap") => profiler_heap::main(&argv[1..]),
+        Some("shmem") => shmem::main(&argv[1..]),
         _ => orchestrate(&argv),
     };
     match result {

@@ -14,6 +14,21 @@ pub enum Connect {
     Attach(String),
     /// Listen at `[host:]port` (`-listenany`: port 0) for an agent to connect.
     Listen(String),
+    /// `-attach shmem:NAME`: attach over shared memory (`dt_shmem`) to an agent listening as NAME.
+    AttachShmem(String),
+    /// `-listen shmem:NAME`: wait over shared memory for an agent started with `server=n`.
+    ListenShmem(String),
+}
+
+/// `shmem:NAME` addresses select the shared-memory transport; the name is checked here so a bad
+/// one is a usage error.
+fn shmem_address(address: &str) -> Result<Option<String>, String> {
+    match address.strip_prefix("shmem:") {
+        None => Ok(None),
+        Some(name) => {
+            jdwp_transports::shmem::check_name(name).map(|()| Some(name.to_owned())).map_err(|e| e.to_string())
+        }
+    }
 }
 
 /// Everything a debugging session is started with.
@@ -125,9 +140,9 @@ where options include:
     -sourcepath <directories separated by \":\">
                       directories in which to look for source files
     -attach <address>
-                      attach to a running VM at [host:]port
+                      attach to a running VM at [host:]port, or shmem:<name> (shared memory)
     -listen <address>
-                      wait for a running VM to connect at [host:]port
+                      wait for a running VM to connect at [host:]port, or shmem:<name>
     -listenany
                       wait for a running VM to connect at any available address
     -launch
@@ -188,13 +203,21 @@ pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
                 if connect.is_some() {
                     return Err(usage(format!("{a} cannot redefine existing connection")));
                 }
-                connect = Some(Connect::Attach(value(&mut i, "No attach address specified.")?));
+                let address = value(&mut i, "No attach address specified.")?;
+                connect = Some(match shmem_address(&address).map_err(usage)? {
+                    Some(name) => Connect::AttachShmem(name),
+                    None => Connect::Attach(address),
+                });
             }
             "-listen" | "--listen" => {
                 if connect.is_some() {
                     return Err(usage(format!("{a} cannot redefine existing connection")));
                 }
-                connect = Some(Connect::Listen(value(&mut i, "No attach address specified.")?));
+                let address = value(&mut i, "No attach address specified.")?;
+                connect = Some(match shmem_address(&address).map_err(usage)? {
+                    Some(name) => Connect::ListenShmem(name),
+                    None => Connect::Listen(address),
+                });
             }
             "-listenany" => {
                 if connect.is_some() {
@@ -234,10 +257,17 @@ pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
             _ => {
                 let main = a.to_string();
                 let rest = args[i + 1..].to_vec();
-                if matches!(connect, Some(Connect::Attach(_) | Connect::Listen(_))) {
+                if matches!(
+                    connect,
+                    Some(Connect::Attach(_) | Connect::Listen(_) | Connect::AttachShmem(_) | Connect::ListenShmem(_))
+                ) {
                     return Err(usage(format!(
                         "Cannot specify command line with connector: {}",
-                        if matches!(connect, Some(Connect::Attach(_))) { "attach" } else { "listen" }
+                        if matches!(connect, Some(Connect::Attach(_) | Connect::AttachShmem(_))) {
+                            "attach"
+                        } else {
+                            "listen"
+                        }
                     )));
                 }
                 connect = Some(Connect::Launch { main: Some(main), args: rest });
@@ -429,6 +459,17 @@ mod tests {
             Cli::Deadlocks { attach: "5".into(), json: true }
         );
         assert!(parse(&args("deadlocks")).is_err());
+    }
+
+    #[test]
+    fn shmem_addresses() {
+        let Cli::Debug(o) = parse(&args("-attach shmem:javadebug")).unwrap() else { panic!() };
+        assert_eq!(o.connect, Connect::AttachShmem("javadebug".into()));
+        let Cli::Debug(o) = parse(&args("-listen shmem:my-vm.1")).unwrap() else { panic!() };
+        assert_eq!(o.connect, Connect::ListenShmem("my-vm.1".into()));
+        let err = parse(&args("-attach shmem:a/b")).unwrap_err();
+        assert!(err.0.contains("invalid shared memory transport name"), "{}", err.0);
+        assert!(parse(&args("-attach shmem:")).is_err());
     }
 
     #[test]

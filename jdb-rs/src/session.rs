@@ -198,6 +198,26 @@ impl Session {
                 self.settle_after_connect().await;
                 Ok(())
             }
+            Connect::AttachShmem(name) => {
+                let vm = jdi::attach_shmem(&name, Some(CONNECT_TIMEOUT))
+                    .await
+                    .map_err(|e| format!("Unable to attach to target VM at shmem:{name}: {e}"))?;
+                self.connected(vm, None, false).await;
+                self.out.line("Initializing jdb-rs ...");
+                self.settle_after_connect().await;
+                Ok(())
+            }
+            Connect::ListenShmem(name) => {
+                let listener =
+                    jdi::ShmemListener::bind(&name).map_err(|e| format!("Unable to listen at shmem:{name}: {e}"))?;
+                self.out.line(format!("Listening at address: shmem:{}", listener.name()));
+                self.out.flush();
+                let vm = listener.accept(None).await.map_err(|e| format!("Unable to accept a VM connection: {e}"))?;
+                self.connected(vm, None, false).await;
+                self.out.line("Initializing jdb-rs ...");
+                self.settle_after_connect().await;
+                Ok(())
+            }
             Connect::Listen(addr) => {
                 let listener =
                     jdi::Listener::bind(&addr).await.map_err(|e| format!("Unable to listen at {addr}: {e}"))?;

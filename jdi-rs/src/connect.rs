@@ -29,6 +29,15 @@ const OUTPUT_GRACE: Duration = Duration::from_secs(2);
 /// Wraps a connection whose handshake is done and asks for the ID sizes, by `deadline`.
 async fn start(stream: TcpStream, deadline: Instant, what: &str) -> Result<VirtualMachine> {
     let (read, write) = stream.into_split();
+    start_over(read, write, deadline, what).await
+}
+
+/// Like [`start`], over any byte-stream halves (the socket's or shared memory's).
+async fn start_over<R, W>(read: R, write: W, deadline: Instant, what: &str) -> Result<VirtualMachine>
+where
+    R: tokio::io::AsyncRead + Send + Unpin + 'static,
+    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+{
     let (conn, events) = Connection::start(AsyncPacketReader::new(read), write);
     match tokio::time::timeout_at(deadline, VirtualMachine::start(conn, events)).await {
         Ok(vm) => vm,
@@ -46,6 +55,47 @@ pub async fn attach(address: &str, timeout: Option<Duration>) -> Result<VirtualM
     let deadline = Instant::now() + timeout;
     let conn = attach_async(address, Some(timeout)).await?;
     start(conn.into_stream(), deadline, &format!("after attaching to {address}")).await
+}
+
+/// Attaches over shared memory (`dt_shmem`, Linux) to an agent listening under `name`
+/// (`transport=dt_shmem,server=y,address=<name>`). `timeout` (default [`DEFAULT_TIMEOUT`]) bounds
+/// attaching, the handshake and the first command.
+///
+/// Fails with [`JdiError::Transport`]: `NotFound` when nothing listens under that name,
+/// `AddrInUse` when another debugger holds it, a timeout for a silent one.
+pub async fn attach_shmem(name: &str, timeout: Option<Duration>) -> Result<VirtualMachine> {
+    let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
+    let deadline = Instant::now() + timeout;
+    let conn = jdwp_transports::shmem::async_io::attach_async(name, Some(timeout)).await?;
+    let (read, write) = conn.into_async_split()?;
+    start_over(read, write, deadline, &format!("after attaching to shared memory {name}")).await
+}
+
+/// Listens over shared memory (`dt_shmem`) for an agent started with
+/// `transport=dt_shmem,server=n,address=<name>` to attach to us.
+pub struct ShmemListener {
+    inner: jdwp_transports::shmem::async_io::AsyncShmemListener,
+}
+
+impl ShmemListener {
+    /// Creates the shared memory name (an error if a live process uses it).
+    pub fn bind(name: &str) -> Result<ShmemListener> {
+        Ok(ShmemListener { inner: jdwp_transports::shmem::async_io::AsyncShmemListener::bind(name)? })
+    }
+
+    pub fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    /// Waits for one agent to attach and complete the handshake, then asks for the ID sizes;
+    /// `timeout` (default [`DEFAULT_TIMEOUT`]) bounds it all.
+    pub async fn accept(&self, timeout: Option<Duration>) -> Result<VirtualMachine> {
+        let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
+        let deadline = Instant::now() + timeout;
+        let conn = self.inner.accept_as_debugger(Some(timeout)).await?;
+        let (read, write) = conn.into_async_split()?;
+        start_over(read, write, deadline, &format!("after accepting on shared memory {}", self.name())).await
+    }
 }
 
 /// Listens for an agent started with `server=n,address=<this listener>` to connect to us.

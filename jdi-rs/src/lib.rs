@@ -28,7 +28,7 @@ pub mod profiler;
 mod value;
 mod vm;
 
-pub use connect::{DEFAULT_TIMEOUT, LaunchOptions, Launched, Listener, attach, launch};
+pub use connect::{DEFAULT_TIMEOUT, LaunchOptions, Launched, Listener, ShmemListener, attach, attach_shmem, launch};
 pub use error::{JdiError, Result};
 pub use event::{
     EventExt, EventQueue, EventRequest, EventRequestManager, EventSet, RequestHandle, RequestId, RequestState,

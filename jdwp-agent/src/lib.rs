@@ -38,6 +38,7 @@ mod sde;
 pub mod session;
 mod step;
 pub mod thread_control;
+pub mod transport;
 mod values;
 
 use std::panic::{AssertUnwindSafe, UnwindSafe};

@@ -14,6 +14,7 @@ use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
 use crate::options::{Options, help_text};
+use crate::transport::{Connection, Listener};
 
 /// Called by the VM when it loads the library (`-agentpath`, `-agentlib`, `-Xrun`).
 ///
@@ -66,9 +67,6 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     }
     if options.onthrow.is_some() || options.onuncaught || options.onjcmd {
         return Err("ERROR: JDWP: onthrow, onuncaught and onjcmd are not supported yet by this agent".into());
-    }
-    if options.transport != crate::options::Transport::Socket {
-        return Err(format!("ERROR: JDWP: transport {} is not supported yet", options.transport.name()));
     }
     crate::allow::AllowList::parse(options.allow.as_deref()).map_err(|e| format!("ERROR: JDWP {e}"))?;
     crate::logging::init(&options);
@@ -172,19 +170,21 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
     let known = load_known_classes(jni).map_err(|e| format!("cannot find core classes: {e:?}"))?;
     let _ = agent.known.set(known);
 
+    let transport = agent.options.transport;
     let address = agent.options.address.clone().unwrap_or_else(|| "127.0.0.1:0".into());
     let listener = if agent.options.server {
-        let mut listener = jdwp_transports::listen(&address).map_err(|e| format!("transport error: {e}"))?;
+        let mut listener =
+            Listener::bind(transport, agent.options.address.as_deref()).map_err(|e| format!("transport error: {e}"))?;
         // A peer that connects and never completes the handshake must not lock real debuggers out.
         listener.set_handshake_timeout(Some(HANDSHAKE_TIMEOUT));
         // Like the JDK's agent: with `launch=` the address goes to the launched debugger instead.
         if !agent.options.quiet && agent.options.launch.is_none() {
             // Byte-identical to the JDK's line: IDEs and scripts parse it.
-            println!("Listening for transport dt_socket at address: {}", listener.local_addr().port());
+            println!("Listening for transport {} at address: {}", transport.name(), listener.printed_address());
             let _ = std::io::stdout().flush();
         }
         // For attaching by process id (JDI's ProcessAttachingConnector), as the JDK's agent does.
-        let published = format!("dt_socket:{}", listener.local_addr().port());
+        let published = format!("{}:{}", transport.name(), listener.printed_address());
         if let Err(e) = crate::agent_properties::set(jni, crate::agent_properties::LISTENER_ADDRESS, &published) {
             tracing::debug!(?e, "listener address not published");
         }
@@ -197,10 +197,10 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
         // `launch=cmd`: start the debugger with the transport's name and address appended, as the
         // JDK's agent does (its address is the one we listen on, or the one we attach to).
         let address = match &listener {
-            Some(l) => l.local_addr().port().to_string(),
+            Some(l) => l.printed_address(),
             None => address.clone(),
         };
-        launch_debugger(command, &address)?;
+        launch_debugger(command, transport.name(), &address)?;
     }
 
     let (helper, jobs) = EventHelper::new();
@@ -212,7 +212,7 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
     start_agent_thread(
         agent,
         jni,
-        "JDWP Transport Listener: dt_socket",
+        &format!("JDWP Transport Listener: {}", transport.name()),
         session_main,
         Box::into_raw(session_args).cast(),
     )?;
@@ -226,12 +226,12 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
     Ok(())
 }
 
-fn launch_debugger(command: &str, address: &str) -> Result<(), String> {
+fn launch_debugger(command: &str, transport: &str, address: &str) -> Result<(), String> {
     let mut words = command.split_whitespace();
     let program = words.next().ok_or("launch= names no command")?;
     std::process::Command::new(program)
         .args(words)
-        .args(["dt_socket", address])
+        .args([transport, address])
         .spawn()
         .map(drop)
         .map_err(|e| format!("cannot launch {program}: {e}"))
@@ -293,17 +293,17 @@ unsafe extern "system" fn helper_main(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, ar
 }
 
 struct SessionArgs {
-    listener: Option<jdwp_transports::SocketListener>,
+    listener: Option<Listener>,
     address: String,
     allow: crate::allow::AllowList,
 }
 
 /// Accepts the next debugger whose address the `allow` option admits; others are turned away.
 fn accept_allowed(
-    listener: &jdwp_transports::SocketListener,
+    listener: &Listener,
     timeout: Option<std::time::Duration>,
     allow: &crate::allow::AllowList,
-) -> Result<jdwp_transports::SocketConnection, jdwp_transports::TransportError> {
+) -> Result<Connection, jdwp_transports::TransportError> {
     // Checked before the handshake: a refused peer gets nothing back, as from the JDK's agent.
     listener.accept_admitting(timeout, &|peer| {
         let peer = peer.ip();
@@ -333,7 +333,7 @@ unsafe extern "system" fn session_main(_: *mut jvmtiEnv, _jni_env: *mut JNIEnv, 
                 }
                 Ok(())
             })(),
-            None => jdwp_transports::attach(&args.address, agent.options.timeout)
+            None => crate::transport::attach(agent.options.transport, &args.address, agent.options.timeout)
                 .and_then(|conn| crate::session::serve(conn, &backend).map(drop)),
         };
         if let Err(e) = result {

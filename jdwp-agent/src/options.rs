@@ -21,7 +21,7 @@ pub const ENV_VAR: &str = "_JAVA_JDWP_OPTIONS";
 pub enum Transport {
     /// `dt_socket`: TCP.
     Socket,
-    /// `dt_shmem`: shared memory (Windows in the JDK); reserved, not implemented yet.
+    /// `dt_shmem`: shared memory (Windows in the JDK; ours is a Linux design, see spec-notes/shmem.md).
     SharedMemory,
 }
 
@@ -171,7 +171,7 @@ pub enum OptionError {
     NoTransport,
     #[error("JDWP multiple transports are not supported in this release")]
     MultipleTransports,
-    #[error("JDWP transport library not found: {name} (this agent has dt_socket)")]
+    #[error("JDWP transport library not found: {name} (this agent has dt_socket and dt_shmem)")]
     UnknownTransport { name: String },
     #[error("JDWP The {name} option removed, use -XX:OnError")]
     Removed { name: &'static str },
@@ -395,10 +395,11 @@ usage: -agentpath:<path>/libjdwp_agent.so=help
        -agentpath:<path>/libjdwp_agent.so=<name>=<value>[,<name>=<value>...]
 
 option                      what it does                                       default
-transport=dt_socket         how to talk to the debugger (required; dt_shmem    -
-                            is reserved)
+transport=dt_socket         how to talk to the debugger (required; or dt_shmem -
+                            for shared memory, Linux)
 address=<address>           listen here (server=y) or attach here (server=n);  listen: any free
-                            [host:]port, *:port, [ipv6]:port                   loopback port
+                            [host:]port, *:port, [ipv6]:port; for dt_shmem a   loopback port
+                            name (A-Z a-z 0-9 _ - .)                           (dt_shmem: a new name)
 server=y|n                  listen for a debugger rather than attach to one    n
 suspend=y|n                 hold the VM at startup until a debugger is there   y
 timeout=<ms>                give up waiting to attach or be attached after     0 (wait forever)

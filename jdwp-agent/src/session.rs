@@ -22,7 +22,9 @@ use std::time::Duration;
 
 use jdwp_protocol::commands::{event, thread_reference as tr, virtual_machine as vm};
 use jdwp_protocol::{Command, ErrorCode};
-use jdwp_transports::{Packet, PacketKind, SocketConnection, SocketListener, SocketWriter, TransportError};
+use jdwp_transports::{Packet, PacketKind, TransportError};
+
+use crate::transport::{Connection, Listener, Writer};
 
 /// What the session needs from the rest of the agent.
 pub trait Backend: Send + Sync {
@@ -39,7 +41,7 @@ pub trait Backend: Send + Sync {
 
 /// One connected debugger.
 pub struct Session {
-    writer: SocketWriter,
+    writer: Writer,
     /// IDs of packets the agent originates (events); the debugger never replies to them.
     next_event_id: AtomicU32,
     order: Mutex<()>,
@@ -48,7 +50,7 @@ pub struct Session {
 }
 
 impl Session {
-    fn new(writer: SocketWriter) -> Session {
+    fn new(writer: Writer) -> Session {
         // Event IDs start high so they are easy to tell from the debugger's IDs in a capture.
         Session {
             writer,
@@ -116,8 +118,8 @@ pub enum Ended {
 }
 
 /// Serves one connected debugger until it disposes or disconnects, then tells the back end.
-pub fn serve(conn: SocketConnection, backend: &dyn Backend) -> Result<Ended, TransportError> {
-    let (mut reader, writer) = conn.into_split()?;
+pub fn serve(conn: impl Into<Connection>, backend: &dyn Backend) -> Result<Ended, TransportError> {
+    let (mut reader, writer) = conn.into().into_split()?;
     // A command with undefined flag bits is a protocol violation: the connection ends (JDK wording).
     reader.set_strict_flags(true);
     let session = Arc::new(Session::new(writer));
@@ -168,7 +170,7 @@ pub fn serve(conn: SocketConnection, backend: &dyn Backend) -> Result<Ended, Tra
 
 /// Accepts debuggers one after another (`server=y`), serving each, until `keep_going` says stop.
 pub fn serve_forever(
-    listener: &SocketListener,
+    listener: &Listener,
     backend: &dyn Backend,
     accept_timeout: Option<Duration>,
     keep_going: &dyn Fn() -> bool,
@@ -221,12 +223,16 @@ mod tests {
         }
     }
 
-    fn debugger(port: u16) -> (jdwp_transports::SocketReader, SocketWriter) {
+    fn debugger(port: u16) -> (jdwp_transports::SocketReader, jdwp_transports::SocketWriter) {
         let conn = jdwp_transports::attach(&format!("127.0.0.1:{port}"), Some(Duration::from_secs(30))).unwrap();
         conn.into_split().unwrap()
     }
 
-    fn reply_to(reader: &mut jdwp_transports::SocketReader, writer: &SocketWriter, packet: Packet) -> Packet {
+    fn reply_to(
+        reader: &mut jdwp_transports::SocketReader,
+        writer: &jdwp_transports::SocketWriter,
+        packet: Packet,
+    ) -> Packet {
         writer.write_packet(&packet).unwrap();
         reader.read_packet().unwrap().expect("a reply")
     }
@@ -265,7 +271,7 @@ mod tests {
             let (backend, sessions) = (backend.clone(), sessions.clone());
             std::thread::spawn(move || {
                 let keep_going = || sessions.fetch_add(1, Ordering::SeqCst) < 3;
-                serve_forever(&listener, &*backend, Some(Duration::from_secs(60)), &keep_going).unwrap()
+                serve_forever(&listener.into(), &*backend, Some(Duration::from_secs(60)), &keep_going).unwrap()
             })
         };
         // First debugger: a frame whose length is smaller than a header.

@@ -13,6 +13,14 @@ pub enum TransportError {
     /// The address string is not a valid `dt_socket` address, or its host did not resolve.
     #[error("invalid transport address: {0}")]
     Address(#[from] AddressError),
+    /// The name is not a valid `dt_shmem` transport name.
+    #[error("invalid shared memory transport name {name:?}: {reason}")]
+    InvalidName {
+        /// The name as given.
+        name: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The peer did not complete the `JDWP-Handshake` exchange.
     #[error("JDWP handshake failed: {0}")]
     Handshake(#[from] HandshakeError),

@@ -21,7 +21,8 @@
 //! Transports:
 //! - [`socket`]: `dt_socket`, blocking ([`listen`], [`attach`]).
 //! - `socket_tokio` (feature `tokio`): the same on tokio (`listen_async`, `attach_async`).
-//! - A shared-memory transport is planned.
+//! - [`shmem`] (Linux): `dt_shmem`, shared memory rings with futex wake-ups, blocking
+//!   ([`shmem::listen`], [`shmem::attach`]) and tokio (`shmem::async_io`).
 //!
 //! A connection splits into a reader, owned by one thread or task, and a cloneable writer shared by
 //! all that send; every packet goes out as one locked write, so packets never interleave.
@@ -33,6 +34,8 @@ mod error;
 pub mod framing;
 pub mod handshake;
 pub mod packet;
+#[cfg(target_os = "linux")]
+pub mod shmem;
 pub mod socket;
 #[cfg(feature = "tokio")]
 pub mod socket_tokio;

@@ -200,6 +200,14 @@ impl Driver {
         })
     }
 
+    /// Kills the debugger with SIGKILL (no cleanup of any kind runs) and reaps it.
+    pub fn kill_hard(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
     pub fn close_stdin(&mut self) {
         self.stdin.take();
     }

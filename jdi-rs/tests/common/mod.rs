@@ -3,6 +3,8 @@
 //!
 //! `JDI_TEST_AGENT` picks the agent: unset or `jdk` for the JDK's `-agentlib:jdwp`, `ours` for this
 //! workspace's `libjdwp_agent.so` (built in the same profile), or a path to any agent library.
+//! `JDI_TEST_TRANSPORT=shmem` runs the tests over shared memory (`dt_shmem`) instead of a socket;
+//! with the JDK's agent that is this workspace's `libdt_shmem.so` (build `-p dt-shmem` first).
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -30,6 +32,65 @@ pub fn our_agent_path() -> PathBuf {
     exe.parent().and_then(|deps| deps.parent()).expect("target profile dir").join("libjdwp_agent.so")
 }
 
+/// Whether `JDI_TEST_TRANSPORT` asks for shared memory.
+pub fn shmem_selected() -> bool {
+    std::env::var("JDI_TEST_TRANSPORT").is_ok_and(|t| t == "shmem")
+}
+
+/// A shared memory name no other test (or run) uses.
+pub fn unique_shmem_name(tag: &str) -> String {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    format!("jdi-{tag}-{}-{}", std::process::id(), N.fetch_add(1, std::sync::atomic::Ordering::Relaxed))
+}
+
+/// `target/<profile>/libdt_shmem.so`, the JDK transport library of this workspace.
+pub fn dt_shmem_dir() -> PathBuf {
+    let dir = our_agent_path().parent().expect("profile dir").to_path_buf();
+    assert!(
+        dir.join("libdt_shmem.so").exists(),
+        "{} is missing: build it with `cargo build -p dt-shmem` (same profile as the tests)",
+        dir.join("libdt_shmem.so").display()
+    );
+    dir
+}
+
+/// Which agent serves a shared memory session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShmemAgent {
+    /// Ours (`libjdwp_agent.so`) with its built-in `dt_shmem`.
+    Ours,
+    /// The JDK's `-agentlib:jdwp` loading our `libdt_shmem.so`.
+    JdkWithOurTransport,
+}
+
+/// Starts `main_class` suspended with `agent` listening on shared memory as `name`, waits for
+/// its "Listening for transport dt_shmem at address: NAME" line, and returns the debuggee.
+pub fn spawn_shmem(main_class: &str, args: &[&str], agent: ShmemAgent, name: &str) -> Debuggee {
+    let options = format!("transport=dt_shmem,server=y,suspend=y,address={name}");
+    let builder = Debuggee::builder(main_class).args(args.iter().copied()).expect_listening(false);
+    let builder = match agent {
+        ShmemAgent::Ours => builder.agent(Agent::path(our_agent_path(), options)),
+        ShmemAgent::JdkWithOurTransport => {
+            builder.agent(Agent::jdk(options)).env("LD_LIBRARY_PATH", dt_shmem_dir().into_os_string())
+        }
+    };
+    let jvm = builder.spawn().expect("debuggee starts");
+    jvm.wait_for_line(&format!("Listening for transport dt_shmem at address: {name}"), TIMEOUT)
+        .expect("the agent announces its shared memory name");
+    jvm
+}
+
+/// Like [`start`], over shared memory with the given agent.
+pub async fn start_shmem(main_class: &str, args: &[&str], agent: ShmemAgent) -> Session {
+    let name = unique_shmem_name(main_class);
+    let jvm = spawn_shmem(main_class, args, agent, &name);
+    let vm = jdi::attach_shmem(&name, Some(TIMEOUT)).await.expect("attach over shared memory");
+    let mut events = vm.event_queue().expect("the event queue");
+    let set = events.next_within(TIMEOUT).await.expect("VM start event");
+    assert!(matches!(set.events.as_slice(), [Event::VmStart { .. }]), "{set:?}");
+    Session { jvm, vm, events }
+}
+
 /// A debuggee with a connected VM, stopped at VM start.
 pub struct Session {
     pub jvm: Debuggee,
@@ -39,6 +100,13 @@ pub struct Session {
 
 /// Starts `main_class` (a fixture) suspended, attaches, and consumes the VM start event.
 pub async fn start(main_class: &str, args: &[&str]) -> Session {
+    if shmem_selected() {
+        let agent = match std::env::var("JDI_TEST_AGENT").ok().as_deref() {
+            Some("ours") => ShmemAgent::Ours,
+            _ => ShmemAgent::JdkWithOurTransport,
+        };
+        return start_shmem(main_class, args, agent).await;
+    }
     let jvm = Debuggee::builder(main_class).args(args.iter().copied()).agent(agent()).spawn().expect("debuggee starts");
     let vm = jdi::attach(&jvm.address().to_string(), Some(TIMEOUT)).await.expect("attach");
     let mut events = vm.event_queue().expect("the event queue");
