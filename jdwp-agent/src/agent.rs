@@ -67,6 +67,8 @@ pub struct Agent {
     pub agent_threads: Mutex<[Option<GlobalRef>; 6]>,
     session: Mutex<Option<Arc<Session>>>,
     session_changed: Condvar,
+    /// Set when the first debugger attaches (see [`Agent::wait_for_first_debugger`]).
+    debugger_came: AtomicBool,
     pub vm_dead: AtomicBool,
     pub helper: OnceLock<crate::event_helper::EventHelper>,
 }
@@ -102,6 +104,7 @@ impl Agent {
             agent_threads: Mutex::new([None; 6]),
             session: Mutex::new(None),
             session_changed: Condvar::new(),
+            debugger_came: AtomicBool::new(false),
             vm_dead: AtomicBool::new(false),
             helper: OnceLock::new(),
         }
@@ -121,17 +124,20 @@ impl Agent {
     }
 
     pub(crate) fn set_session(&self, session: Option<Arc<Session>>) {
-        *lock(&self.session) = session;
+        let mut guard = lock(&self.session);
+        if session.is_some() {
+            self.debugger_came.store(true, Ordering::Release);
+        }
+        *guard = session;
         self.session_changed.notify_all();
     }
 
-    /// Blocks until a debugger is attached (`suspend=y` at startup).
-    pub(crate) fn wait_for_session(&self) -> Arc<Session> {
+    /// Blocks until a debugger has attached (`suspend=y` at startup). Returns even if that
+    /// debugger has left again meanwhile: a quick attach-and-dispose must let the VM run, not
+    /// leave it waiting for a second debugger.
+    pub(crate) fn wait_for_first_debugger(&self) {
         let mut guard = lock(&self.session);
-        loop {
-            if let Some(session) = guard.as_ref() {
-                return session.clone();
-            }
+        while !self.debugger_came.load(Ordering::Acquire) {
             guard = self.session_changed.wait(guard).unwrap_or_else(|e| e.into_inner());
         }
     }

@@ -56,10 +56,16 @@ impl Backend for AgentBackend {
         self.agent.set_session(Some(session.clone()));
     }
 
-    fn detached(&self, _session: &Session) {
+    fn detached(&self, session: &Session) {
         tracing::info!("debugger detached");
         let agent = self.agent;
-        agent.set_session(None);
+        {
+            // Under the event order lock: an event being delivered either suspended its threads
+            // before this point (the reset below resumes them) or sees no session and suspends
+            // nothing.
+            let _order = session.order();
+            agent.set_session(None);
+        }
         // Events held by the debugger that left are not held for the next one.
         crate::hold::release();
         crate::event_helper::unblock();

@@ -827,6 +827,11 @@ pub unsafe extern "system" fn on_exception(
     catch_location: jlocation,
 ) {
     crate::guard((), || {
+        if crate::loader::deferred_start_pending() {
+            // `onthrow`/`onuncaught`: no debugger yet, maybe this exception starts one.
+            crate::loader::deferred_exception(jni_env, thread, exception, !catch_method.is_null());
+            return;
+        }
         let Some((agent, jni)) = enter(jni_env, thread) else { return };
         framed(jni, || {
             let mut batch = take_pending(agent, jni, thread, None);

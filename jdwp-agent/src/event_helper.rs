@@ -392,6 +392,11 @@ fn deliver(
     }
     let body = codec::encode_body(&Composite { suspend_policy: policy, events }, ID_SIZES);
     let _order = session.order();
+    // The debugger may have left since the look above: its detach (under the same lock) resumed
+    // every thread, and suspending now would leave the VM stopped with no one to resume it.
+    if !agent.session().is_some_and(|current| Arc::ptr_eq(&current, &session)) {
+        return Ok(());
+    }
     let ops = JvmtiSuspend { agent, jni };
     match policy {
         SuspendPolicy::All => {

@@ -3,10 +3,11 @@
 
 use std::ffi::{CStr, c_char, c_void};
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::jvmti::sys::jthread;
 use jdwp_protocol::{ErrorCode, SuspendPolicy};
-use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jint, jvalue};
+use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jint, jobject, jvalue};
 
 use crate::agent::{Agent, GlobalRef, KnownClasses, agent, install};
 use crate::event_helper::{EventHelper, RawEvent};
@@ -65,8 +66,8 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     for warning in &options.warnings {
         eprintln!("WARNING: JDWP: {warning}");
     }
-    if options.onthrow.is_some() || options.onuncaught || options.onjcmd {
-        return Err("ERROR: JDWP: onthrow, onuncaught and onjcmd are not supported yet by this agent".into());
+    if options.onjcmd {
+        return Err("ERROR: JDWP: onjcmd is not supported yet by this agent".into());
     }
     crate::allow::AllowList::parse(options.allow.as_deref()).map_err(|e| format!("ERROR: JDWP {e}"))?;
     crate::logging::init(&options);
@@ -157,6 +158,17 @@ unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thr
         let Some(agent) = agent() else { return };
         // SAFETY: the VM passes the calling thread's JNI environment.
         let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return };
+        if agent.options.onthrow.is_some() || agent.options.onuncaught {
+            // Debugging starts at the first matching exception (see `deferred_exception`).
+            DEFERRED_START.store(true, Ordering::Release);
+            if let Err(e) =
+                agent.jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_EXCEPTION, std::ptr::null_mut())
+            {
+                eprintln!("ERROR: JDWP: cannot watch for the onthrow/onuncaught exception: {e}");
+                std::process::exit(2);
+            }
+            return;
+        }
         if let Err(message) = start(agent, jni, thread) {
             eprintln!("ERROR: JDWP: {message}");
             // Like the JDK's agent, an agent that cannot start its transport takes the VM down
@@ -164,6 +176,44 @@ unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thr
             std::process::exit(2);
         }
     });
+}
+
+/// Set while `onthrow=`/`onuncaught=` defer the start of debugging to an exception.
+static DEFERRED_START: AtomicBool = AtomicBool::new(false);
+
+/// Whether debugging still waits for its `onthrow`/`onuncaught` exception.
+pub(crate) fn deferred_start_pending() -> bool {
+    DEFERRED_START.load(Ordering::Acquire)
+}
+
+/// The Exception callback while the start is deferred: if this exception is the one the options
+/// name (`onthrow`: its class, exactly, as the JDK's agent compares it; `onuncaught`: no catch
+/// location), start debugging now, from this thread, as the JDK's agent does: the transport, the
+/// `launch=` command, and with `suspend=y` a VM start event for this thread once a debugger is on.
+pub(crate) fn deferred_exception(jni_env: *mut JNIEnv, thread: jthread, exception: jobject, caught: bool) {
+    let Some(agent) = agent() else { return };
+    // SAFETY: the VM passes the calling thread's JNI environment.
+    let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return };
+    let uncaught_match = agent.options.onuncaught && !caught;
+    let thrown_match = agent.options.onthrow.as_deref().is_some_and(|name| {
+        let Ok(class) = jni.get_object_class(exception) else { return false };
+        let signature = agent.jvmti.get_class_signature(class).map(|(sig, _)| sig);
+        jni.delete_local_ref(class);
+        signature.is_ok_and(|sig| sig == format!("L{};", name.replace('.', "/")))
+    });
+    if !(uncaught_match || thrown_match) {
+        return;
+    }
+    // Only the first matching exception starts debugging, whichever thread throws it.
+    if DEFERRED_START.compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire).is_err() {
+        return;
+    }
+    // No request needs exception events yet; the debugger's requests enable them again.
+    let _ = agent.jvmti.set_event_notification_mode(false, sys::JVMTI_EVENT_EXCEPTION, std::ptr::null_mut());
+    if let Err(message) = start(agent, jni, thread) {
+        eprintln!("ERROR: JDWP: {message}");
+        std::process::exit(2);
+    }
 }
 
 fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), String> {
@@ -218,7 +268,7 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
     )?;
 
     if agent.options.suspend {
-        agent.wait_for_session();
+        agent.wait_for_first_debugger();
         let thread = jni.new_global_ref(init_thread).map_err(|e| format!("{e}"))?;
         let events = vec![RawEvent::VmStart { request_id: 0, thread: GlobalRef(thread) }];
         crate::callbacks::report(agent, jni, init_thread, SuspendPolicy::All, events);

@@ -1,4 +1,5 @@
-//! Our agent's startup options in a real JVM: `allow`, `launch`, and a bad option stopping the VM.
+//! Our agent's startup options in a real JVM: `allow`, `launch`, `onthrow`/`onuncaught`, and a bad
+//! option stopping the VM.
 
 use std::time::Duration;
 
@@ -92,4 +93,80 @@ fn loading_the_agent_twice_stops_the_vm_in_the_jdk_agents_words() {
     let output = jvm.output_text();
     assert!(output.contains("Cannot load this JVM TI agent twice"), "{output}");
     assert!(!output.contains("Demo done"), "the program must not run: {output}");
+}
+
+/// `onthrow=`: nothing starts until the named exception is thrown (a caught one counts, another
+/// class does not); then the `launch=` command runs once with the transport and address.
+#[test]
+fn onthrow_starts_debugging_at_the_named_exception_only() {
+    let jvm = Debuggee::builder("OnThrow")
+        .agent(ours(
+            "transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0,onthrow=OnThrow$Trigger,launch=echo launched",
+        ))
+        .expect_listening(false)
+        .spawn()
+        .unwrap();
+    assert!(jvm.wait_for_exit(TIMEOUT).expect("OnThrow ends").success(), "{}", jvm.output_text());
+    let out = jvm.stdout_text();
+    assert_eq!(out.matches("launched dt_socket ").count(), 1, "{out}");
+    assert!(out.contains("trigger caught") && out.contains("OnThrow done"), "{out}");
+
+    // An exception class that is never thrown: debugging never starts.
+    let jvm = Debuggee::builder("OnThrow")
+        .agent(ours("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0,onthrow=java.io.IOException,launch=echo launched"))
+        .expect_listening(false)
+        .spawn()
+        .unwrap();
+    assert!(jvm.wait_for_exit(TIMEOUT).expect("OnThrow ends").success(), "{}", jvm.output_text());
+    assert!(!jvm.stdout_text().contains("launched"), "{}", jvm.output_text());
+    assert!(jvm.stdout_text().contains("OnThrow done"), "{}", jvm.output_text());
+}
+
+/// `onuncaught=y`: caught exceptions do not start debugging, the one escaping main does.
+#[test]
+fn onuncaught_starts_debugging_at_an_uncaught_exception() {
+    let jvm = Debuggee::builder("OnThrow")
+        .args(["uncaught"])
+        .agent(ours("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0,onuncaught=y,launch=echo launched"))
+        .expect_listening(false)
+        .spawn()
+        .unwrap();
+    let status = jvm.wait_for_exit(TIMEOUT).expect("OnThrow ends");
+    assert!(!status.success(), "the trigger escapes main: {status:?}");
+    let out = jvm.stdout_text();
+    assert_eq!(out.matches("launched dt_socket ").count(), 1, "{out}");
+    assert!(out.contains("trigger caught"), "{out}");
+}
+
+/// `onthrow=` with `suspend=y`: the throwing thread waits for a debugger, which gets a VM start
+/// event (suspend all) naming that thread; after a resume the program runs to its end.
+#[test]
+fn onthrow_with_suspend_reports_vm_start_on_the_throwing_thread() {
+    use jdwp_protocol::commands::event::{Composite, Event};
+    use jdwp_protocol::commands::thread_reference as tr;
+
+    let jvm = Debuggee::builder("OnThrow")
+        .agent(ours(
+            "transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0,onthrow=OnThrow$Trigger,launch=echo launched",
+        ))
+        .expect_listening(false)
+        .spawn()
+        .unwrap();
+    let line = jvm.wait_for_line("launched dt_socket", TIMEOUT).unwrap();
+    let address = line.trim().rsplit(' ').next().expect("an address").to_owned();
+    let mut s = RawSession::attach(&address, TIMEOUT).unwrap();
+    let packet = s.next_event().unwrap();
+    let composite: Composite = jdwp_protocol::codec::decode_body(&packet.body, s.id_sizes()).unwrap();
+    assert_eq!(composite.suspend_policy, jdwp_protocol::SuspendPolicy::All, "{composite:?}");
+    let thread = match composite.events.as_slice() {
+        [Event::VmStart { thread, .. }] => *thread,
+        other => panic!("want one VM start event, got {other:?}"),
+    };
+    assert_eq!(s.send(&tr::Name { thread }).unwrap().thread_name, "thrower");
+    assert!(!jvm.stdout_text().contains("trigger caught"), "the thrower waits for the debugger");
+    s.send(&vm::Resume {}).unwrap();
+    // The program ends by itself (the debugger stays attached: a Dispose could race with the end).
+    assert!(jvm.wait_for_exit(TIMEOUT).expect("OnThrow ends").success(), "{}", jvm.output_text());
+    assert!(jvm.stdout_text().contains("trigger caught") && jvm.stdout_text().contains("OnThrow done"));
+    drop(s);
 }
