@@ -829,7 +829,13 @@ pub unsafe extern "system" fn on_exception(
     crate::guard((), || {
         if crate::loader::deferred_start_pending() {
             // `onthrow`/`onuncaught`: no debugger yet, maybe this exception starts one.
-            crate::loader::deferred_exception(jni_env, thread, exception, !catch_method.is_null());
+            let thrown = crate::loader::ThrownException {
+                method: method as usize,
+                location,
+                exception,
+                catch: (!catch_method.is_null()).then_some((catch_method as usize, catch_location)),
+            };
+            crate::loader::deferred_exception(jni_env, thread, thrown);
             return;
         }
         let Some((agent, jni)) = enter(jni_env, thread) else { return };

@@ -1,13 +1,14 @@
 //! Loading: `Agent_OnLoad` (options, capabilities, callbacks) and `VMInit` (the agent's threads,
 //! the transport, the startup suspension).
 
-use std::ffi::{CStr, c_char, c_void};
+use std::ffi::{CStr, CString, c_char, c_void};
 use std::io::Write;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use crate::jvmti::sys::jthread;
 use jdwp_protocol::{ErrorCode, SuspendPolicy};
-use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jint, jobject, jvalue};
+use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jboolean, jint, jobject, jvalue};
 
 use crate::agent::{Agent, GlobalRef, KnownClasses, agent, install};
 use crate::event_helper::{EventHelper, RawEvent};
@@ -65,9 +66,6 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     }
     for warning in &options.warnings {
         eprintln!("WARNING: JDWP: {warning}");
-    }
-    if options.onjcmd {
-        return Err("ERROR: JDWP: onjcmd is not supported yet by this agent".into());
     }
     crate::allow::AllowList::parse(options.allow.as_deref()).map_err(|e| format!("ERROR: JDWP {e}"))?;
     crate::logging::init(&options);
@@ -158,6 +156,16 @@ unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thr
         let Some(agent) = agent() else { return };
         // SAFETY: the VM passes the calling thread's JNI environment.
         let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return };
+        if agent.options.onjcmd {
+            // Debugging starts when jcmd asks (see `debugInit_startDebuggingViaCommand`).
+            let _ = JCMD_START.compare_exchange(
+                JcmdStart::NotReady as u8,
+                JcmdStart::Ready as u8,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            );
+            return;
+        }
         if agent.options.onthrow.is_some() || agent.options.onuncaught {
             // Debugging starts at the first matching exception (see `deferred_exception`).
             DEFERRED_START.store(true, Ordering::Release);
@@ -169,7 +177,7 @@ unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thr
             }
             return;
         }
-        if let Err(message) = start(agent, jni, thread) {
+        if let Err(message) = start(agent, jni, thread, Trigger::VmInit) {
             eprintln!("ERROR: JDWP: {message}");
             // Like the JDK's agent, an agent that cannot start its transport takes the VM down
             // rather than run undebuggable.
@@ -189,9 +197,10 @@ pub(crate) fn deferred_start_pending() -> bool {
 /// The Exception callback while the start is deferred: if this exception is the one the options
 /// name (`onthrow`: its class, exactly, as the JDK's agent compares it; `onuncaught`: no catch
 /// location), start debugging now, from this thread, as the JDK's agent does: the transport, the
-/// `launch=` command, and with `suspend=y` a VM start event for this thread once a debugger is on.
-pub(crate) fn deferred_exception(jni_env: *mut JNIEnv, thread: jthread, exception: jobject, caught: bool) {
+/// `launch=` command, and with `suspend=y` an Exception event (request ID 0) for it once a debugger is on.
+pub(crate) fn deferred_exception(jni_env: *mut JNIEnv, thread: jthread, thrown: ThrownException) {
     let Some(agent) = agent() else { return };
+    let (exception, caught) = (thrown.exception, thrown.catch.is_some());
     // SAFETY: the VM passes the calling thread's JNI environment.
     let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return };
     let uncaught_match = agent.options.onuncaught && !caught;
@@ -210,13 +219,106 @@ pub(crate) fn deferred_exception(jni_env: *mut JNIEnv, thread: jthread, exceptio
     }
     // No request needs exception events yet; the debugger's requests enable them again.
     let _ = agent.jvmti.set_event_notification_mode(false, sys::JVMTI_EVENT_EXCEPTION, std::ptr::null_mut());
-    if let Err(message) = start(agent, jni, thread) {
+    if let Err(message) = start(agent, jni, thread, Trigger::Exception(thrown)) {
         eprintln!("ERROR: JDWP: {message}");
         std::process::exit(2);
     }
 }
 
-fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), String> {
+/// An exception as JVMTI's Exception event describes it.
+pub(crate) struct ThrownException {
+    pub method: usize,
+    pub location: i64,
+    pub exception: jobject,
+    /// Where it will be caught; `None` if uncaught.
+    pub catch: Option<(usize, i64)>,
+}
+
+/// What started debugging, and so what the first debugger hears first (with `suspend=y`): a VM
+/// start event, or the exception that `onthrow`/`onuncaught` waited for (request ID 0), as the
+/// JDK's agent reports it.
+enum Trigger {
+    VmInit,
+    Exception(ThrownException),
+}
+
+/// Where `onjcmd=y` stands: jcmd can start debugging once the VM is initialized, and only once.
+#[repr(u8)]
+enum JcmdStart {
+    NotReady = 0,
+    Ready = 1,
+    Started = 2,
+}
+
+static JCMD_START: AtomicU8 = AtomicU8::new(JcmdStart::NotReady as u8);
+
+/// The transport's name and the address printed at startup, for jcmd's answer (C strings that
+/// live as long as the library, as jcmd keeps the pointers).
+static STARTED_AT: OnceLock<(CString, CString)> = OnceLock::new();
+
+/// `jcmd <pid> VM.start_java_debugging`: HotSpot looks this symbol up in the library loaded as
+/// `-agentlib:jdwp` (only under that name: an `-agentpath` agent is not found) and calls it on
+/// its attach listener thread. Returns null when debugging runs (started now, or before:
+/// `first_start` tells which) with the transport and address filled in; otherwise the reason, a
+/// static string that jcmd prints. The words are the JDK agent's, as its users know them.
+///
+/// # Safety
+///
+/// Called by the VM with the calling thread's JNI environment; the out-pointers are null or valid.
+#[unsafe(no_mangle)]
+pub unsafe extern "system" fn debugInit_startDebuggingViaCommand(
+    jni_env: *mut JNIEnv,
+    thread: jthread,
+    transport_name: *mut *const c_char,
+    address: *mut *const c_char,
+    first_start: *mut jboolean,
+) -> *const c_char {
+    const NOT_READY: &CStr = c"Not yet initialized. Try again later.";
+    const NOT_ENABLED: &CStr = c"Starting debugging via jcmd was not enabled via the onjcmd option of the jdwp agent.";
+    const FAILED: &CStr = c"The debugging back end could not start (see the VM's error output).";
+    crate::guard(FAILED.as_ptr(), || {
+        let Some(agent) = agent() else { return NOT_READY.as_ptr() };
+        if !agent.options.onjcmd {
+            return NOT_ENABLED.as_ptr();
+        }
+        let first = match JCMD_START.compare_exchange(
+            JcmdStart::Ready as u8,
+            JcmdStart::Started as u8,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        ) {
+            Ok(_) => true,
+            Err(state) if state == JcmdStart::Started as u8 => false,
+            Err(_) => return NOT_READY.as_ptr(),
+        };
+        if first {
+            // SAFETY: the VM passes the calling thread's JNI environment.
+            let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return FAILED.as_ptr() };
+            // `onjcmd` implies `suspend=n`: nothing waits here for a debugger.
+            if let Err(message) = start(agent, jni, thread, Trigger::VmInit) {
+                eprintln!("ERROR: JDWP: {message}");
+                return FAILED.as_ptr();
+            }
+        }
+        if !first_start.is_null() {
+            // SAFETY: checked non-null; the VM passes a valid out-pointer.
+            unsafe { *first_start = first };
+        }
+        if let Some((name, printed)) = STARTED_AT.get()
+            && !transport_name.is_null()
+            && !address.is_null()
+        {
+            // SAFETY: checked non-null; the strings live in a static.
+            unsafe {
+                *transport_name = name.as_ptr();
+                *address = printed.as_ptr();
+            }
+        }
+        std::ptr::null()
+    })
+}
+
+fn start(agent: &'static Agent, jni: Jni, init_thread: jthread, trigger: Trigger) -> Result<(), String> {
     let known = load_known_classes(jni).map_err(|e| format!("cannot find core classes: {e:?}"))?;
     let _ = agent.known.set(known);
 
@@ -233,6 +335,10 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
             println!("Listening for transport {} at address: {}", transport.name(), listener.printed_address());
             let _ = std::io::stdout().flush();
         }
+        let _ = STARTED_AT.set((
+            CString::new(transport.name()).unwrap_or_default(),
+            CString::new(listener.printed_address()).unwrap_or_default(),
+        ));
         // For attaching by process id (JDI's ProcessAttachingConnector), as the JDK's agent does.
         let published = format!("{}:{}", transport.name(), listener.printed_address());
         if let Err(e) = crate::agent_properties::set(jni, crate::agent_properties::LISTENER_ADDRESS, &published) {
@@ -269,8 +375,19 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread) -> Result<(), St
 
     if agent.options.suspend {
         agent.wait_for_first_debugger();
-        let thread = jni.new_global_ref(init_thread).map_err(|e| format!("{e}"))?;
-        let events = vec![RawEvent::VmStart { request_id: 0, thread: GlobalRef(thread) }];
+        let global = |obj| jni.new_global_ref(obj).map(GlobalRef).map_err(|e| format!("{e}"));
+        let thread = global(init_thread)?;
+        let events = vec![match trigger {
+            Trigger::VmInit => RawEvent::VmStart { request_id: 0, thread },
+            Trigger::Exception(e) => RawEvent::Exception {
+                request_id: 0,
+                thread,
+                method: e.method,
+                index: e.location,
+                exception: global(e.exception)?,
+                catch: e.catch,
+            },
+        }];
         crate::callbacks::report(agent, jni, init_thread, SuspendPolicy::All, events);
     }
     Ok(())

@@ -320,6 +320,10 @@ impl Options {
         if self.onjcmd && !self.server {
             return Err(OptionError::OnjcmdNeedsServer);
         }
+        if self.onjcmd {
+            // As the JDK: the VM runs until jcmd starts debugging, whatever `suspend` says.
+            self.suspend = false;
+        }
         if !self.server && self.address.is_none() {
             return Err(OptionError::AddressRequired { transport: self.transport.name() });
         }
@@ -497,6 +501,12 @@ mod tests {
         ] {
             assert!(text.contains(option), "{option} missing from help");
         }
+    }
+
+    #[test]
+    fn onjcmd_never_suspends_at_startup() {
+        let o = Options::parse("transport=dt_socket,server=y,suspend=y,onjcmd=y").unwrap();
+        assert!(o.onjcmd && !o.suspend);
     }
 
     #[test]

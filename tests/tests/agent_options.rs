@@ -138,11 +138,15 @@ fn onuncaught_starts_debugging_at_an_uncaught_exception() {
     assert!(out.contains("trigger caught"), "{out}");
 }
 
-/// `onthrow=` with `suspend=y`: the throwing thread waits for a debugger, which gets a VM start
-/// event (suspend all) naming that thread; after a resume the program runs to its end.
+/// `onthrow=` with `suspend=y`: the throwing thread waits for a debugger, which first hears of
+/// the exception that started debugging (an Exception event with request ID 0, suspend all, as the
+/// JDK's agent reports it since JDK-8317920): the thrower, the exception, where it is thrown (the
+/// thread's top frame) and where it will be caught. After a resume the program runs to its end.
 #[test]
-fn onthrow_with_suspend_reports_vm_start_on_the_throwing_thread() {
+fn onthrow_with_suspend_reports_the_exception_on_the_throwing_thread() {
     use jdwp_protocol::commands::event::{Composite, Event};
+    use jdwp_protocol::commands::object_reference as or;
+    use jdwp_protocol::commands::reference_type as rt;
     use jdwp_protocol::commands::thread_reference as tr;
 
     let jvm = Debuggee::builder("OnThrow")
@@ -158,15 +162,38 @@ fn onthrow_with_suspend_reports_vm_start_on_the_throwing_thread() {
     let packet = s.next_event().unwrap();
     let composite: Composite = jdwp_protocol::codec::decode_body(&packet.body, s.id_sizes()).unwrap();
     assert_eq!(composite.suspend_policy, jdwp_protocol::SuspendPolicy::All, "{composite:?}");
-    let thread = match composite.events.as_slice() {
-        [Event::VmStart { thread, .. }] => *thread,
-        other => panic!("want one VM start event, got {other:?}"),
+    let (thread, location, exception, catch_location) = match composite.events.as_slice() {
+        [Event::Exception { request_id: 0, thread, location, exception, catch_location }] => {
+            (*thread, *location, *exception, *catch_location)
+        }
+        other => panic!("want one Exception event with request ID 0, got {other:?}"),
     };
     assert_eq!(s.send(&tr::Name { thread }).unwrap().thread_name, "thrower");
+    let class = s.send(&or::ReferenceType { object: exception.id }).unwrap().type_id;
+    assert_eq!(s.send(&rt::Signature { ref_type: class }).unwrap().signature, "LOnThrow$Trigger;");
+    let top = s.send(&tr::Frames { thread, start_frame: 0, length: 1 }).unwrap();
+    assert_eq!(top.frames.first().map(|f| f.location), Some(location), "thrown where the thread stands");
+    assert!(!catch_location.method_id.is_null(), "the trigger is caught: {composite:?}");
     assert!(!jvm.stdout_text().contains("trigger caught"), "the thrower waits for the debugger");
     s.send(&vm::Resume {}).unwrap();
     // The program ends by itself (the debugger stays attached: a Dispose could race with the end).
     assert!(jvm.wait_for_exit(TIMEOUT).expect("OnThrow ends").success(), "{}", jvm.output_text());
     assert!(jvm.stdout_text().contains("trigger caught") && jvm.stdout_text().contains("OnThrow done"));
     drop(s);
+}
+
+/// `onjcmd=y`: nothing starts at startup, not even with `suspend=y` (which `onjcmd` overrides, as
+/// with the JDK's agent): the program runs to its end without a listener. (Starting through jcmd
+/// needs the library loaded as `-agentlib:jdwp`; OpenJDK's OnJcmdTest covers it in conformance.)
+#[test]
+fn onjcmd_starts_nothing_at_startup() {
+    let jvm = Debuggee::builder("Hello")
+        .agent(ours("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0,onjcmd=y"))
+        .expect_listening(false)
+        .spawn()
+        .unwrap();
+    assert!(jvm.wait_for_exit(TIMEOUT).expect("Hello ends").success(), "{}", jvm.output_text());
+    let out = jvm.stdout_text();
+    assert!(out.contains("Hello, world!"), "{out}");
+    assert!(!out.contains("Listening for transport"), "{out}");
 }
