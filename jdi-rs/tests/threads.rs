@@ -277,3 +277,182 @@ async fn simultaneous_suspend_all_events_come_one_per_resume() {
     assert_eq!(workers, ["worker-1", "worker-2", "worker-3"]);
     s.finish().await;
 }
+
+/// `AppResume.returned`: whether main came back from `resumee.resume()`.
+async fn app_resume_returned(vm: &VirtualMachine) -> bool {
+    let ty = vm.classes_by_name("AppResume").await.unwrap().remove(0);
+    let field = ty.field_by_name("returned").await.unwrap().expect("field returned");
+    ty.get_value(&field).await.unwrap() == Value::Boolean(true)
+}
+
+/// Runs `AppResume` until "resumee" is stopped at a breakpoint (suspending it alone) and main,
+/// let go, has called `resumee.resume()` and is held at its start. Returns (main, resumee).
+async fn main_held_in_thread_resume(s: &mut Session) -> (ThreadReference, ThreadReference) {
+    let (main, resumee) = app_resume_both_stopped(s).await;
+    main.resume().await.unwrap();
+    wait_until_in_thread_resume(&main).await;
+    (main, resumee)
+}
+
+/// Runs `AppResume` until "resumee" and main are both stopped at breakpoints (each suspending
+/// its thread alone), main just before `resumee.resume()`. Returns (main, resumee).
+async fn app_resume_both_stopped(s: &mut Session) -> (ThreadReference, ThreadReference) {
+    use jdi::{Event, EventRequest, SuspendPolicy};
+    let ty = s.run_to_class_prepare("AppResume").await;
+    let mut stops = Vec::new();
+    for marker in ["@resumee-stop", "@main-ready"] {
+        let line = test_rig::fixture_line("AppResume.java", marker).unwrap();
+        let location = ty.locations_of_line(line as i32).await.unwrap()[0];
+        let request = EventRequest::breakpoint(location).suspend(SuspendPolicy::EventThread);
+        stops.push(s.vm.enable_request(&request).await.unwrap().id);
+    }
+    s.vm.resume().await.unwrap();
+    let (mut resumee, mut main) = (None, None);
+    while resumee.is_none() || main.is_none() {
+        let set = s.events.next_within(TIMEOUT).await.unwrap();
+        for event in &set.events {
+            if let Event::Breakpoint { request_id, .. } = event {
+                let slot = if *request_id == stops[0] { &mut resumee } else { &mut main };
+                *slot = set.thread();
+            }
+        }
+    }
+    let (main, resumee) = (main.unwrap(), resumee.unwrap());
+    assert_eq!(resumee.name().await.unwrap(), "resumee");
+    assert_eq!(resumee.suspend_count().await.unwrap(), 1);
+    (main, resumee)
+}
+
+/// Waits until running `main` is inside `Thread.resume`: suspends it until its top frame is there
+/// (resuming it again each time).
+async fn wait_until_in_thread_resume(main: &ThreadReference) {
+    let deadline = std::time::Instant::now() + TIMEOUT;
+    loop {
+        main.suspend().await.unwrap();
+        let frames = main.frames().await.unwrap();
+        let top = frames[0].source_location().await.unwrap();
+        let held = top.declaring_type.name() == "java.lang.Thread" && top.method.name() == "resume";
+        if held {
+            assert_eq!(frames[1].method().await.unwrap().name(), "main");
+        }
+        main.resume().await.unwrap();
+        if held {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "main never got into Thread.resume");
+        tokio::task::yield_now().await;
+    }
+}
+
+/// The application's `Thread.resume()` of a thread the debugger suspended waits until the debugger
+/// resumes that thread (the JDK's agent does; OpenJDK's ResumeAfterThreadResumeCallTest): meanwhile
+/// the caller is an ordinary running thread, and the debugger's counts still nest.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn app_thread_resume_waits_for_the_debugger_resume() {
+    let mut s = common::start("AppResume", &[]).await;
+    let (main, resumee) = main_held_in_thread_resume(&mut s).await;
+    assert_eq!(main.status().await.unwrap(), (ThreadStatus::Running, false));
+    assert!(!app_resume_returned(&s.vm).await, "main came back from Thread.resume()");
+    assert!(resumee.is_suspended().await.unwrap(), "the application resumed a thread the debugger holds");
+
+    // Suspended once more and resumed once: still the debugger's, main still held.
+    resumee.suspend().await.unwrap();
+    resumee.resume().await.unwrap();
+    assert!(resumee.is_suspended().await.unwrap());
+    assert!(!app_resume_returned(&s.vm).await, "main came back from Thread.resume()");
+
+    // The debugger's last resume lets main go on, and then the application's resume runs: main
+    // gets to the end (stopped there, so the VM stays to be asked) after "resumee" has finished.
+    let done = {
+        use jdi::{EventRequest, SuspendPolicy};
+        let ty = s.vm.classes_by_name("AppResume").await.unwrap().remove(0);
+        let line = test_rig::fixture_line("AppResume.java", "@done").unwrap();
+        let location = ty.locations_of_line(line as i32).await.unwrap()[0];
+        s.vm.enable_request(&EventRequest::breakpoint(location).suspend(SuspendPolicy::EventThread)).await.unwrap()
+    };
+    resumee.resume().await.unwrap();
+    let set = s
+        .events
+        .wait_for(TIMEOUT, |e| matches!(e, jdi::Event::Breakpoint { request_id, .. } if *request_id == done.id))
+        .await
+        .unwrap();
+    assert_eq!(set.thread().as_ref(), Some(&main));
+    assert!(app_resume_returned(&s.vm).await);
+    let output = s.jvm.output_text();
+    assert!(output.contains("resume returned") && output.contains("resumee continued"), "{output}");
+    s.finish().await;
+}
+
+/// A debugger that goes away (its connection closed, no Dispose) while main is held in
+/// `Thread.resume()` leaves nothing blocked: the VM finishes normally.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vanishing_debugger_releases_a_thread_held_in_thread_resume() {
+    let mut s = common::start("AppResume", &[]).await;
+    let (_main, resumee) = main_held_in_thread_resume(&mut s).await;
+    assert!(resumee.is_suspended().await.unwrap());
+    s.vm.connection().shutdown().await;
+    let status = tokio::task::spawn_blocking(move || {
+        let status = s.jvm.wait_for_exit(TIMEOUT);
+        (status, s.jvm.output_text())
+    })
+    .await
+    .unwrap();
+    assert!(status.0.is_some_and(|st| st.success()), "debuggee did not exit normally: {:?}\n{}", status.0, status.1);
+    assert!(status.1.contains("resume returned") && status.1.contains("resumee continued"), "{}", status.1);
+}
+
+/// The debugger may suspend a thread held in `Thread.resume()` like any other: resuming the target
+/// then lets the held thread go on only as far as the debugger's suspension allows (nowhere), and
+/// the debugger resuming it finishes the call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thread_held_in_thread_resume_can_be_suspended() {
+    let mut s = common::start("AppResume", &[]).await;
+    let (main, resumee) = main_held_in_thread_resume(&mut s).await;
+    main.suspend().await.unwrap();
+    assert_eq!(main.status().await.unwrap(), (ThreadStatus::Running, true));
+    resumee.resume().await.unwrap();
+    output_line(&s, "resumee continued");
+    let frames = main.frames().await.unwrap();
+    assert_eq!(frames[0].method().await.unwrap().name(), "resume");
+    assert!(!app_resume_returned(&s.vm).await, "main ran while the debugger had it suspended");
+    main.resume().await.unwrap();
+    let status = tokio::task::spawn_blocking(move || {
+        let status = s.jvm.wait_for_exit(TIMEOUT);
+        (status, s.jvm.output_text())
+    })
+    .await
+    .unwrap();
+    assert!(status.0.is_some_and(|st| st.success()), "debuggee did not exit normally: {:?}\n{}", status.0, status.1);
+    assert!(status.1.contains("resume returned"), "{}", status.1);
+}
+
+/// A debugger's own breakpoint at the start of `Thread.resume()` is reported as usual (and the
+/// agent's internal one there never is); with it gone, the application's resume still waits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_breakpoint_at_thread_resume_coexists_with_the_agents_own() {
+    use jdi::{Event, EventRequest, SuspendPolicy};
+    let mut s = common::start("AppResume", &[]).await;
+    let (main, resumee) = app_resume_both_stopped(&mut s).await;
+    let thread_class = s.vm.classes_by_name("java.lang.Thread").await.unwrap().remove(0);
+    let resume = thread_class.methods_by_name_and_signature("resume", "()V").await.unwrap().remove(0);
+    let start = resume.code_location().await.unwrap().expect("Thread.resume() has code");
+    let request = EventRequest::breakpoint(start).suspend(SuspendPolicy::EventThread);
+    let user = s.vm.enable_request(&request).await.unwrap();
+    main.resume().await.unwrap();
+    let set = s.events.next_within(TIMEOUT).await.unwrap();
+    assert!(
+        matches!(set.events.as_slice(), [Event::Breakpoint { request_id, .. }] if *request_id == user.id),
+        "{set:?}"
+    );
+    assert_eq!(set.thread().as_ref(), Some(&main));
+    s.vm.disable_request(user).await.unwrap();
+    main.resume().await.unwrap();
+    wait_until_in_thread_resume(&main).await;
+    assert!(!app_resume_returned(&s.vm).await, "main came back from Thread.resume()");
+    assert!(resumee.is_suspended().await.unwrap());
+    resumee.resume().await.unwrap();
+    output_line(&s, "resume returned");
+    // No other event came (the internal breakpoint is never reported): the next is the VM's death.
+    let next = s.events.next_within(TIMEOUT).await.unwrap();
+    assert!(next.is_vm_death(), "{next:?}");
+}

@@ -12,6 +12,9 @@
 //!   matched events to the event helper thread, which does the rest.
 //! * **Agent threads** (the session thread, the event helper) are never suspended, so they may
 //!   hold locks across VM calls. Lock order: `Session::order` → `threads` → `ids`/`fields`/`methods`.
+//! * An application thread may **wait** only where no agent lock is held and nothing an agent thread
+//!   needs stays taken: the one such wait, in `java.lang.Thread.resume` ([`crate::app_resume`]),
+//!   waits on `threads`' condition variable, which releases that lock while waiting.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,7 +29,7 @@ use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
 use crate::options::Options;
 use crate::session::Session;
-use crate::thread_control::ThreadControl;
+use crate::thread_control::Threads;
 
 /// A JNI global (or weak global) reference: valid on every thread until deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -57,7 +60,7 @@ pub struct Agent {
     pub ids: Mutex<ObjectTable>,
     pub fields: Mutex<FieldTable>,
     pub methods: Mutex<HashSet<usize>>,
-    pub threads: Mutex<ThreadControl>,
+    pub threads: Threads,
     /// Per thread, how many times it was resumed: part of every frame ID, so frames go stale.
     pub frame_epochs: Mutex<HashMap<ThreadId, u32>>,
     pub requests: Mutex<RequestTable>,
@@ -97,7 +100,7 @@ impl Agent {
             ids: Mutex::new(ObjectTable::default()),
             fields: Mutex::new(FieldTable::default()),
             methods: Mutex::new(HashSet::new()),
-            threads: Mutex::new(ThreadControl::default()),
+            threads: Threads::default(),
             frame_epochs: Mutex::new(HashMap::new()),
             requests: Mutex::new(RequestTable::default()),
             known: OnceLock::new(),

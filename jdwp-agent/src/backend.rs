@@ -54,6 +54,9 @@ impl Backend for AgentBackend {
     fn attached(&self, session: &Arc<Session>) {
         tracing::info!("debugger attached");
         self.agent.set_session(Some(session.clone()));
+        if let Ok(jni) = self.agent.jni() {
+            crate::app_resume::session_started(self.agent, jni);
+        }
     }
 
     fn detached(&self, session: &Session) {
@@ -73,7 +76,9 @@ impl Backend for AgentBackend {
         let Ok(frame) = jni.push_local_frame(64) else { return };
         let requests = lock(&agent.requests).clear();
         crate::commands::event_request::forget_requests(agent, jni, &requests);
-        lock(&agent.threads).reset(&JvmtiSuspend { agent, jni });
+        crate::app_resume::session_ended(agent);
+        // Also wakes any thread waiting in `Thread.resume` for a thread this debugger suspended.
+        agent.threads.lock().reset(&JvmtiSuspend { agent, jni });
         agent.unpin_all(jni);
         crate::profiling::session_ended(agent, jni);
         drop(frame);

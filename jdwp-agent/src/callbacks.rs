@@ -582,6 +582,8 @@ pub unsafe extern "system" fn on_vm_death(_: *mut jvmtiEnv, jni_env: *mut JNIEnv
             }
         }
         agent.vm_dead.store(true, std::sync::atomic::Ordering::Release);
+        // Nothing waits in `Thread.resume` for a debugger once the VM is going.
+        agent.threads.wake_waiters();
     });
 }
 
@@ -649,6 +651,11 @@ pub unsafe extern "system" fn on_breakpoint(
             drop(subject);
             send(agent, jni, thread, batch);
         });
+        // After the debugger has heard of any events here (a user's breakpoint at the same place
+        // included), so that a wait for it never keeps them from it.
+        if crate::app_resume::is_internal(method as usize, location) {
+            framed(jni, || crate::app_resume::on_breakpoint(agent, jni, thread));
+        }
     });
 }
 

@@ -402,12 +402,12 @@ fn deliver(
         SuspendPolicy::All => {
             // Before anything is sent: the debugger's resume (under `order` too) comes after.
             AFTER_SUSPEND_ALL.store(true, Ordering::SeqCst);
-            lock(&agent.threads).suspend_all(&ops)?
+            agent.threads.lock().suspend_all(&ops)?
         }
         SuspendPolicy::EventThread => {
             if let Some(t) = thread {
                 let id = agent.thread_id(jni, t.0)?;
-                lock(&agent.threads).suspend_thread(&ops, id)?;
+                agent.threads.lock().suspend_thread(&ops, id)?;
             }
         }
         SuspendPolicy::None => {}

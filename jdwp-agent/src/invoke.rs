@@ -553,9 +553,9 @@ fn request(
     // once stays suspended (the spec says so), and the invoke waits for it.
     let ops = JvmtiSuspend { agent, jni };
     let resumed = if options & invoke_options::INVOKE_SINGLE_THREADED != 0 {
-        lock(&agent.threads).resume_thread(&ops, thread_id)
+        agent.threads.lock().resume_thread(&ops, thread_id)
     } else {
-        lock(&agent.threads).resume_all(&ops)
+        agent.threads.lock().resume_all(&ops)
     };
     if let Err(e) = resumed {
         tracing::debug!(?e, "resuming threads for an invoke");
@@ -676,7 +676,7 @@ fn complete(agent: &Agent, jni: Jni, finished: Finished) {
         let attached = {
             // Under `threads`, a detaching session either already resumed everything (and we see
             // it gone) or does so after we suspend.
-            let mut threads = lock(&agent.threads);
+            let mut threads = agent.threads.lock();
             let attached = agent.session().is_some_and(|s| Arc::ptr_eq(&s, &session));
             if attached {
                 let ops = JvmtiSuspend { agent, jni };

@@ -20,6 +20,7 @@
 pub mod agent;
 mod agent_properties;
 mod allow;
+mod app_resume;
 mod backend;
 mod callbacks;
 mod commands;

@@ -9,8 +9,14 @@
 //!
 //! How a thread is actually suspended is behind [`SuspendOps`], so these rules are unit-tested with a
 //! fake and used with JVMTI in the agent.
+//!
+//! [`Threads`] shares the counts between threads and lets an application thread wait until the
+//! debugger has resumed a thread (see [`Threads::wait_while_suspended`], used by
+//! [`crate::app_resume`]).
 
 use std::collections::{HashMap, HashSet};
+use std::ops::{Deref, DerefMut};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 use jdwp_protocol::{ErrorCode, ThreadId};
 
@@ -38,6 +44,9 @@ pub struct ThreadControl {
     /// (the application, with `Thread.suspend`): never resumed by us, as the JDK's agent does,
     /// so the application's own resume still decides.
     foreign: HashSet<ThreadId>,
+    /// Some count went to zero since [`ThreadControl::take_lowered`] last looked: whoever waits in
+    /// [`Threads::wait_while_suspended`] must look again.
+    lowered: bool,
 }
 
 impl ThreadControl {
@@ -103,6 +112,7 @@ impl ThreadControl {
                 *count -= 1;
                 if *count == 0 {
                     self.counts.remove(thread);
+                    self.lowered = true;
                     if !self.foreign.remove(thread) {
                         to_resume.push(*thread);
                     }
@@ -151,7 +161,7 @@ impl ThreadControl {
 
     /// A thread ended: forget it.
     pub fn thread_ended(&mut self, thread: ThreadId) {
-        self.counts.remove(&thread);
+        self.lowered |= self.counts.remove(&thread).is_some();
         self.foreign.remove(&thread);
     }
 
@@ -161,6 +171,7 @@ impl ThreadControl {
             ops.vm_resumed();
         }
         self.vm_count = 0;
+        self.lowered |= !self.counts.is_empty();
         let foreign = std::mem::take(&mut self.foreign);
         let threads: Vec<ThreadId> = self.counts.drain().map(|(t, _)| t).filter(|t| !foreign.contains(t)).collect();
         if !threads.is_empty() {
@@ -171,6 +182,81 @@ impl ThreadControl {
     /// Threads currently suspended by the debugger.
     pub fn suspended_threads(&self) -> impl Iterator<Item = ThreadId> + '_ {
         self.counts.keys().copied()
+    }
+
+    /// Whether some count went to zero since the last call (and forgets it).
+    pub fn take_lowered(&mut self) -> bool {
+        std::mem::take(&mut self.lowered)
+    }
+}
+
+/// The agent's [`ThreadControl`], shared: a mutex, and a condition variable notified whenever a
+/// count goes to zero (a debugger resume, a departing debugger, a thread's end).
+#[derive(Debug, Default)]
+pub struct Threads {
+    control: Mutex<ThreadControl>,
+    lowered: Condvar,
+}
+
+/// The locked counts; on unlock, wakes the waiters if a count went to zero meanwhile. Doing it here
+/// rather than at each resume site means no path that lowers a count can forget to.
+pub struct ThreadsGuard<'a> {
+    guard: MutexGuard<'a, ThreadControl>,
+    lowered: &'a Condvar,
+}
+
+impl Deref for ThreadsGuard<'_> {
+    type Target = ThreadControl;
+    fn deref(&self) -> &ThreadControl {
+        &self.guard
+    }
+}
+
+impl DerefMut for ThreadsGuard<'_> {
+    fn deref_mut(&mut self) -> &mut ThreadControl {
+        &mut self.guard
+    }
+}
+
+impl Drop for ThreadsGuard<'_> {
+    fn drop(&mut self) {
+        if self.guard.take_lowered() {
+            self.lowered.notify_all();
+        }
+    }
+}
+
+impl Threads {
+    /// Locks the counts (carrying on after a panic elsewhere, as [`crate::agent::lock`] does).
+    pub fn lock(&self) -> ThreadsGuard<'_> {
+        ThreadsGuard { guard: self.control.lock().unwrap_or_else(|e| e.into_inner()), lowered: &self.lowered }
+    }
+
+    /// Blocks the calling thread while the debugger keeps `thread` suspended, or until `give_up`
+    /// says to stop waiting (the VM is dying). Returns whether it waited at all.
+    ///
+    /// For an application thread this is safe under the locking rules of [`crate::agent`]: no VM
+    /// call happens here, and the mutex is held only for the plain Rust of checking a count — the
+    /// condition variable releases it while waiting. So the command thread can take it to resume
+    /// `thread` (or to suspend or resume this very thread: JVMTI suspends a thread that is outside
+    /// the VM without its cooperation, and the suspension takes hold when it next enters the VM,
+    /// after it has left here). Whoever makes `give_up` true must then call
+    /// [`Threads::wake_waiters`].
+    pub fn wait_while_suspended(&self, thread: ThreadId, give_up: &dyn Fn() -> bool) -> bool {
+        let mut guard = self.control.lock().unwrap_or_else(|e| e.into_inner());
+        let mut waited = false;
+        while guard.suspend_count(thread) > 0 && !give_up() {
+            waited = true;
+            guard = self.lowered.wait(guard).unwrap_or_else(|e| e.into_inner());
+        }
+        waited
+    }
+
+    /// Wakes every [`Threads::wait_while_suspended`] to look at its condition again.
+    pub fn wake_waiters(&self) {
+        // Under the lock: a waiter between checking `give_up` and waiting cannot miss this.
+        let _guard = self.control.lock().unwrap_or_else(|e| e.into_inner());
+        self.lowered.notify_all();
     }
 }
 
@@ -363,5 +449,96 @@ mod tests {
         assert_eq!(tc.suspend_thread(&vm, ThreadId(2)), Ok(()));
         assert_eq!(tc.suspend_count(ThreadId(2)), 1);
         assert_eq!(tc.resume_thread(&vm, ThreadId(2)), Ok(()));
+    }
+
+    #[test]
+    fn only_counts_reaching_zero_are_reported_as_lowered() {
+        let (vm, mut tc) = (vm(3), ThreadControl::default());
+        tc.suspend_thread(&vm, ThreadId(1)).unwrap();
+        tc.suspend_thread(&vm, ThreadId(1)).unwrap();
+        assert!(!tc.take_lowered());
+        tc.resume_thread(&vm, ThreadId(1)).unwrap();
+        assert!(!tc.take_lowered(), "still suspended once");
+        tc.resume_thread(&vm, ThreadId(1)).unwrap();
+        assert!(tc.take_lowered());
+        assert!(!tc.take_lowered(), "reported once");
+        // Resuming a running thread lowers nothing.
+        tc.resume_thread(&vm, ThreadId(1)).unwrap();
+        assert!(!tc.take_lowered());
+        tc.suspend_all(&vm).unwrap();
+        tc.resume_all(&vm).unwrap();
+        assert!(tc.take_lowered());
+        // A thread ending, or the debugger leaving, clears counts too.
+        tc.suspend_thread(&vm, ThreadId(2)).unwrap();
+        tc.thread_ended(ThreadId(2));
+        assert!(tc.take_lowered());
+        tc.thread_ended(ThreadId(2));
+        assert!(!tc.take_lowered());
+        tc.reset(&vm);
+        assert!(!tc.take_lowered(), "nothing was suspended");
+        tc.suspend_thread(&vm, ThreadId(3)).unwrap();
+        tc.reset(&vm);
+        assert!(tc.take_lowered());
+    }
+
+    /// A `Threads` shared with a waiter on another thread; the fake VM lives on the test thread.
+    fn spawn_waiter(
+        threads: &std::sync::Arc<Threads>,
+        thread: ThreadId,
+        give_up: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> std::sync::mpsc::Receiver<bool> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let threads = threads.clone();
+        std::thread::spawn(move || {
+            let waited = threads.wait_while_suspended(thread, &|| give_up.load(std::sync::atomic::Ordering::SeqCst));
+            let _ = tx.send(waited);
+        });
+        rx
+    }
+
+    const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+    #[test]
+    fn a_waiter_goes_on_only_when_the_count_reaches_zero() {
+        use std::sync::{Arc, atomic::AtomicBool};
+        let (vm, threads) = (vm(2), Arc::new(Threads::default()));
+        let never = Arc::new(AtomicBool::new(false));
+        // Not suspended: no wait at all.
+        assert_eq!(spawn_waiter(&threads, ThreadId(1), never.clone()).recv_timeout(WAIT), Ok(false));
+
+        threads.lock().suspend_thread(&vm, ThreadId(1)).unwrap();
+        threads.lock().suspend_thread(&vm, ThreadId(1)).unwrap();
+        let waiter = spawn_waiter(&threads, ThreadId(1), never.clone());
+        // Other threads' resumes, a nested resume, and a spurious wake-up leave it waiting. (The
+        // waiter may not be waiting yet: either way it must not have returned.)
+        threads.lock().suspend_thread(&vm, ThreadId(2)).unwrap();
+        threads.lock().resume_thread(&vm, ThreadId(2)).unwrap();
+        threads.lock().resume_thread(&vm, ThreadId(1)).unwrap();
+        threads.wake_waiters();
+        assert!(waiter.try_recv().is_err(), "went on while still suspended");
+        threads.lock().resume_thread(&vm, ThreadId(1)).unwrap();
+        // (Whether it got to wait depends on how the threads ran.)
+        assert!(waiter.recv_timeout(WAIT).is_ok(), "still waiting after the last resume");
+        assert!(vm.suspended.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_departing_debugger_or_a_dying_vm_releases_waiters() {
+        use std::sync::{Arc, atomic::AtomicBool, atomic::Ordering};
+        let (vm, threads) = (vm(2), Arc::new(Threads::default()));
+        let never = Arc::new(AtomicBool::new(false));
+        threads.lock().suspend_all(&vm).unwrap();
+        threads.lock().suspend_thread(&vm, ThreadId(1)).unwrap();
+        let waiter = spawn_waiter(&threads, ThreadId(1), never);
+        threads.lock().reset(&vm);
+        assert_eq!(waiter.recv_timeout(WAIT).map(|_| ()), Ok(()));
+
+        let dying = Arc::new(AtomicBool::new(false));
+        threads.lock().suspend_thread(&vm, ThreadId(2)).unwrap();
+        let waiter = spawn_waiter(&threads, ThreadId(2), dying.clone());
+        dying.store(true, Ordering::SeqCst);
+        threads.wake_waiters();
+        assert_eq!(waiter.recv_timeout(WAIT).map(|_| ()), Ok(()));
+        assert_eq!(threads.lock().suspend_count(ThreadId(2)), 1, "giving up changes no count");
     }
 }

@@ -4,7 +4,7 @@ use jdwp_protocol::commands::thread_group_reference as tg;
 use jdwp_protocol::commands::thread_reference::*;
 use jdwp_protocol::{ErrorCode, ThreadGroupId, ThreadId, ThreadStatus, Value, suspend_status};
 
-use crate::agent::{Agent, JvmtiSuspend, lock};
+use crate::agent::{Agent, JvmtiSuspend};
 use crate::dispatch::Entry;
 use crate::jni::Jni;
 use crate::jvmti::sys::*;
@@ -27,13 +27,13 @@ pub fn name(agent: &Agent, cmd: Name) -> Result<NameReply, ErrorCode> {
 
 pub fn suspend(agent: &Agent, cmd: Suspend) -> Result<SuspendReply, ErrorCode> {
     let (jni, _) = thread(agent, cmd.thread)?;
-    lock(&agent.threads).suspend_thread(&JvmtiSuspend { agent, jni }, cmd.thread)?;
+    agent.threads.lock().suspend_thread(&JvmtiSuspend { agent, jni }, cmd.thread)?;
     Ok(SuspendReply {})
 }
 
 pub fn resume(agent: &Agent, cmd: Resume) -> Result<ResumeReply, ErrorCode> {
     let (jni, _) = thread(agent, cmd.thread)?;
-    lock(&agent.threads).resume_thread(&JvmtiSuspend { agent, jni }, cmd.thread)?;
+    agent.threads.lock().resume_thread(&JvmtiSuspend { agent, jni }, cmd.thread)?;
     Ok(ResumeReply {})
 }
 
@@ -55,7 +55,7 @@ pub fn jdwp_status(state: i32) -> ThreadStatus {
 pub fn status(agent: &Agent, cmd: Status) -> Result<StatusReply, ErrorCode> {
     let (_, t) = thread(agent, cmd.thread)?;
     let state = agent.jvmti.get_thread_state(t)?;
-    let suspended = lock(&agent.threads).suspend_count(cmd.thread) > 0;
+    let suspended = agent.threads.lock().suspend_count(cmd.thread) > 0;
     Ok(StatusReply {
         thread_status: jdwp_status(state),
         suspend_status: if suspended { suspend_status::SUSPENDED } else { 0 },
@@ -70,7 +70,7 @@ pub fn thread_group(agent: &Agent, cmd: ThreadGroup) -> Result<ThreadGroupReply,
 
 pub fn suspend_count(agent: &Agent, cmd: SuspendCount) -> Result<SuspendCountReply, ErrorCode> {
     thread(agent, cmd.thread)?;
-    let count = lock(&agent.threads).suspend_count(cmd.thread);
+    let count = agent.threads.lock().suspend_count(cmd.thread);
     Ok(SuspendCountReply { suspend_count: count as i32 })
 }
 
@@ -81,7 +81,7 @@ fn suspended(agent: &Agent, id: ThreadId) -> Result<(Jni, jthread), ErrorCode> {
     if agent.jvmti.get_thread_state(t)? & JVMTI_THREAD_STATE_ALIVE == 0 {
         return Err(ErrorCode::INVALID_THREAD);
     }
-    if lock(&agent.threads).suspend_count(id) == 0 {
+    if agent.threads.lock().suspend_count(id) == 0 {
         return Err(ErrorCode::THREAD_NOT_SUSPENDED);
     }
     Ok((jni, t))

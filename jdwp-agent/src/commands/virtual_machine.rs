@@ -3,7 +3,7 @@
 use jdwp_protocol::commands::virtual_machine::*;
 use jdwp_protocol::{ErrorCode, ModuleId, ThreadGroupId};
 
-use crate::agent::{Agent, ID_SIZES, JvmtiSuspend, lock};
+use crate::agent::{Agent, ID_SIZES, JvmtiSuspend};
 use crate::dispatch::Entry;
 use jdwp_protocol::commands as c;
 
@@ -114,13 +114,13 @@ pub fn id_sizes(_: &Agent, _: IdSizesCmd) -> Result<IdSizesReply, ErrorCode> {
 
 pub fn suspend(agent: &Agent, _: Suspend) -> Result<SuspendReply, ErrorCode> {
     let jni = agent.jni()?;
-    lock(&agent.threads).suspend_all(&JvmtiSuspend { agent, jni })?;
+    agent.threads.lock().suspend_all(&JvmtiSuspend { agent, jni })?;
     Ok(SuspendReply {})
 }
 
 pub fn resume(agent: &Agent, _: Resume) -> Result<ResumeReply, ErrorCode> {
     let jni = agent.jni()?;
-    lock(&agent.threads).resume_all(&JvmtiSuspend { agent, jni })?;
+    agent.threads.lock().resume_all(&JvmtiSuspend { agent, jni })?;
     Ok(ResumeReply {})
 }
 

@@ -1,5 +1,5 @@
 //! Which JVMTI events are enabled for all threads: exactly those some request (or the method entry
-//! and class unload trackers) needs right now, so that an idle debugger costs the VM nothing.
+//! and class unload trackers, or the `Thread.resume` guard of [`crate::app_resume`]) needs right now, so that an idle debugger costs the VM nothing.
 //! Single steps and frame pops are never enabled globally: steps enable them per thread.
 
 use std::collections::HashMap;
@@ -22,7 +22,10 @@ pub fn sync(agent: &Agent) {
         let wants = |k: EventKind| requests.wants(k);
         let entry = entry::mode();
         vec![
-            (sys::JVMTI_EVENT_BREAKPOINT, wants(EventKind::Breakpoint) || entry == entry::Mode::Breakpoints),
+            (
+                sys::JVMTI_EVENT_BREAKPOINT,
+                wants(EventKind::Breakpoint) || entry == entry::Mode::Breakpoints || crate::app_resume::active(),
+            ),
             (
                 sys::JVMTI_EVENT_CLASS_PREPARE,
                 wants(EventKind::ClassPrepare) || entry == entry::Mode::Breakpoints || unload::tracking(),
