@@ -85,11 +85,54 @@ fn the_jdks_dt_socket_as_a_private_library_carries_a_session() {
     assert!(names.iter().any(|n| n == "main"), "{names:?}");
 
     s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: request }).unwrap();
+    // Answered before anything runs; then Hello may end at once, taking the connection with it.
     s.send(&vm::Resume {}).unwrap();
-    s.send(&vm::Dispose {}).unwrap();
     let status = jvm.wait_for_exit(TIMEOUT).expect("Hello runs to its end");
     assert!(status.success(), "{status:?}\n{}", jvm.output_text());
     assert!(jvm.stdout_text().contains("Hello, world!"), "{}", jvm.stdout_text());
+}
+
+/// `allow=` reaches the library (`SetTransportConfiguration`), which judges peers itself; a value
+/// it refuses stops the VM as a failed transport start.
+#[test]
+fn allow_goes_to_the_library() {
+    let jdk_library = test_rig::java_home().join("lib/libdt_socket.so");
+    let dir = LibraryDir::with_copy(&jdk_library, "allow_dt_socket");
+    let refusing = Debuggee::builder("Hello")
+        .agent(ours("transport=allow_dt_socket,server=y,suspend=y,allow=10.0.0.1"))
+        .env("LD_LIBRARY_PATH", &dir.0)
+        .expect_listening(true)
+        .spawn()
+        .unwrap();
+    assert!(RawSession::attach(&refusing.address().to_string(), TIMEOUT).is_err(), "a peer outside allow= got in");
+    // The JDK's dt_socket's own words.
+    refusing.wait_for_line_in(Stream::Stderr, "Peer not allowed to connect: 127.0.0.1", TIMEOUT).unwrap();
+
+    let admitting = Debuggee::builder("Hello")
+        .agent(ours("transport=allow_dt_socket,server=y,suspend=y,allow=127.0.0.1"))
+        .env("LD_LIBRARY_PATH", &dir.0)
+        .expect_listening(true)
+        .spawn()
+        .unwrap();
+    let mut s = RawSession::attach(&admitting.address().to_string(), TIMEOUT).unwrap();
+    assert_eq!(s.send(&vm::Version {}).unwrap().jdwp_major, 17);
+    s.send(&vm::Dispose {}).unwrap();
+    assert!(admitting.wait_for_exit(TIMEOUT).is_some_and(|s| s.success()), "{}", admitting.output_text());
+
+    let bad = Debuggee::builder("Hello")
+        .agent(ours("transport=allow_dt_socket,server=y,suspend=n,allow=not-an-address"))
+        .env("LD_LIBRARY_PATH", &dir.0)
+        .expect_listening(false)
+        .spawn()
+        .unwrap();
+    let status = bad.wait_for_exit(TIMEOUT).expect("the VM stops");
+    assert!(!status.success(), "{status:?}");
+    let stderr = bad.stderr_text();
+    assert!(stderr.lines().any(|l| l.starts_with("ERROR: transport error 103: ")), "{stderr}");
+    assert!(
+        stderr.lines().any(|l| l == "ERROR: JDWP Transport allow_dt_socket failed to initialize, TRANSPORT_INIT(510)"),
+        "{stderr}"
+    );
 }
 
 #[test]
