@@ -13,14 +13,13 @@
 //! Nothing panics across the C boundary: every entry point runs inside `catch_unwind` and turns a
 //! panic into `JDWPTRANSPORT_ERROR_INTERNAL`. Errors are remembered per thread for `GetLastError`.
 
-mod abi;
 mod state;
 
 use std::ffi::{CStr, c_char, c_void};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use abi::*;
+use jdwp_transports::spi::*;
 
 /// The JDK's agent keeps a pointer to this (its `jdwpTransportEnv`), which points to the table.
 struct EnvCell(Env);
@@ -29,17 +28,17 @@ unsafe impl Sync for EnvCell {}
 
 static TABLE: NativeInterface = NativeInterface {
     reserved1: std::ptr::null_mut(),
-    get_capabilities,
-    attach,
-    start_listening,
-    stop_listening,
-    accept,
-    is_open,
-    close,
-    read_packet,
-    write_packet,
-    get_last_error,
-    set_transport_configuration,
+    get_capabilities: Some(get_capabilities),
+    attach: Some(attach),
+    start_listening: Some(start_listening),
+    stop_listening: Some(stop_listening),
+    accept: Some(accept),
+    is_open: Some(is_open),
+    close: Some(close),
+    read_packet: Some(read_packet),
+    write_packet: Some(write_packet),
+    get_last_error: Some(get_last_error),
+    set_transport_configuration: Some(set_transport_configuration),
 };
 
 static ENV: EnvCell = EnvCell(&TABLE);
@@ -91,9 +90,8 @@ unsafe extern "system" fn get_capabilities(_: *mut Env, caps: *mut Capabilities)
         if caps.is_null() {
             return state::fail(ERROR_ILLEGAL_ARGUMENT, "capabilities pointer is NULL");
         }
-        // can_timeout_attach, can_timeout_accept, can_timeout_handshake.
         // SAFETY: non-null, provided by the agent for us to fill.
-        unsafe { (*caps).bits = 0b111 };
+        unsafe { (*caps).bits = CAN_TIMEOUT_ATTACH | CAN_TIMEOUT_ACCEPT | CAN_TIMEOUT_HANDSHAKE };
         ERROR_NONE
     })
 }

@@ -7,18 +7,13 @@
 //! `StopListening` closes the listener, which wakes a blocked `Accept`.
 
 use std::cell::RefCell;
-use std::ffi::{c_char, c_void};
+use std::ffi::c_char;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Duration;
 
-use jdwp_protocol::ErrorCode;
+use jdwp_transports::TransportError;
 use jdwp_transports::shmem::{self, ShmemListener, ShmemReader, ShmemWriter};
-use jdwp_transports::{HEADER_LEN, PacketKind, TransportError};
-
-use crate::abi::*;
-
-type AllocFn = unsafe extern "C" fn(Jint) -> *mut c_void;
-type FreeFn = unsafe extern "C" fn(*mut c_void);
+use jdwp_transports::spi::*;
 
 static ALLOCATOR: OnceLock<(AllocFn, FreeFn)> = OnceLock::new();
 static LISTENER: Mutex<Option<Arc<ShmemListener>>> = Mutex::new(None);
@@ -87,9 +82,8 @@ pub fn alloc_c_string(s: &str) -> Option<*mut c_char> {
     Some(p.cast())
 }
 
-/// A JDWP timeout in milliseconds: 0 (or less) means none.
 fn timeout(ms: Jlong) -> Option<Duration> {
-    u64::try_from(ms).ok().filter(|&ms| ms > 0).map(Duration::from_millis)
+    timeout_from_millis(ms)
 }
 
 fn install(conn: shmem::ShmemConnection) -> TransportErrorCode {
@@ -190,18 +184,14 @@ pub fn read_packet(out: &mut Packet) -> TransportErrorCode {
                 unsafe { std::ptr::copy_nonoverlapping(p.body.as_ptr(), data, p.body.len()) };
                 data.cast::<i8>()
             };
-            // The framing layer bounds packets to 64 MiB, so this fits.
-            let len = (HEADER_LEN + p.body.len()) as Jint;
-            let id = p.id as Jint;
-            match p.kind {
-                PacketKind::Command { set, cmd } => {
-                    out.cmd = CmdPacket { len, id, flags: 0, cmd_set: set as i8, cmd: cmd as i8, data };
+            match packet_to_spi(&p, data) {
+                Ok(raw) => {
+                    *out = raw;
+                    ERROR_NONE
                 }
-                PacketKind::Reply { error } => {
-                    out.reply = ReplyPacket { len, id, flags: FLAGS_REPLY, error_code: error.0 as i16, data };
-                }
+                // Unreachable: the framing layer bounds packets to 64 MiB.
+                Err(e) => fail(ERROR_INTERNAL, e.to_string()),
             }
-            ERROR_NONE
         }
         Err(e) => transport_failure(&e),
     }
@@ -213,27 +203,10 @@ pub unsafe fn write_packet(packet: &Packet) -> TransportErrorCode {
     let Some(writer) = lock(&CONNECTION).as_ref().map(|c| c.writer.clone()) else {
         return fail(ERROR_ILLEGAL_STATE, "not connected");
     };
-    // SAFETY: both union members start with len, id, flags at the same offsets.
-    let cmd = unsafe { packet.cmd };
-    let Some(body_len) = usize::try_from(cmd.len).ok().and_then(|l| l.checked_sub(HEADER_LEN)) else {
-        return fail(ERROR_ILLEGAL_ARGUMENT, format!("packet length {} is below the header size", cmd.len));
-    };
-    if body_len > 0 && cmd.data.is_null() {
-        return fail(ERROR_ILLEGAL_ARGUMENT, "packet has a length but no data");
-    }
-    let body = if body_len == 0 {
-        Vec::new()
-    } else {
-        // SAFETY: guaranteed by the caller.
-        unsafe { std::slice::from_raw_parts(cmd.data.cast::<u8>(), body_len) }.to_vec()
-    };
-    let id = cmd.id as u32;
-    let p = if cmd.flags & FLAGS_REPLY != 0 {
-        // SAFETY: a reply packet, so the reply member is the active one.
-        let reply = unsafe { packet.reply };
-        jdwp_transports::Packet::reply(id, ErrorCode(reply.error_code as u16), body)
-    } else {
-        jdwp_transports::Packet::command(id, cmd.cmd_set as u8, cmd.cmd as u8, body)
+    // SAFETY: guaranteed by the caller.
+    let p = match unsafe { packet_from_spi(packet, false) } {
+        Ok(p) => p,
+        Err(e) => return fail(ERROR_ILLEGAL_ARGUMENT, e.to_string()),
     };
     match writer.write_packet(&p) {
         Ok(()) => ERROR_NONE,

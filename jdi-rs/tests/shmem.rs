@@ -1,5 +1,6 @@
 //! jdi-rs over the shared-memory transport (`dt_shmem`) against real JVMs: our agent, and the
-//! JDK's agent with this workspace's `libdt_shmem.so`. The core of the suite (attach, classes,
+//! JDK's agent with this workspace's `libdt_shmem.so`, and ours loading that library as a
+//! transport library under another name (`transport=NAME` for a name not built in). The core of the suite (attach, classes,
 //! threads, breakpoint, frames, values, step, invoke) runs over each; then the hygiene rules: a
 //! killed debuggee leaves nothing in `/dev/shm`, a name in use is refused, reconnects work.
 //!
@@ -79,6 +80,11 @@ async fn core_suite_with_the_jdk_agent_and_libdt_shmem() {
     core_suite(ShmemAgent::JdkWithOurTransport).await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn core_suite_with_our_agent_and_libdt_shmem_as_a_transport_library() {
+    core_suite(ShmemAgent::OursWithLibrary).await;
+}
+
 async fn killed_debuggee_leaves_nothing(agent: ShmemAgent) {
     let name = common::unique_shmem_name("killed");
     let mut jvm = common::spawn_shmem("Demo", &[], agent, &name);
@@ -86,8 +92,8 @@ async fn killed_debuggee_leaves_nothing(agent: ShmemAgent) {
     vm.version().await.unwrap();
     // While connected: no connection segment (unlinked once both mapped it); the rendezvous is
     // there for our agent, which keeps listening, and not for the JDK's, which stops listening
-    // while a debugger is connected.
-    let expected = if agent == ShmemAgent::Ours { 1 } else { 0 };
+    // while a debugger is connected (ours keeps a library listening too).
+    let expected = if agent == ShmemAgent::JdkWithOurTransport { 0 } else { 1 };
     assert_eq!(shm_leftovers(&name).len(), expected, "{:?}", shm_leftovers(&name));
     jvm.kill();
     // Commands fail once the death is noticed (the connection ends); they do not hang. (A command
@@ -104,6 +110,7 @@ async fn killed_debuggee_leaves_nothing(agent: ShmemAgent) {
 async fn killed_debuggee_leaves_nothing_in_dev_shm() {
     killed_debuggee_leaves_nothing(ShmemAgent::Ours).await;
     killed_debuggee_leaves_nothing(ShmemAgent::JdkWithOurTransport).await;
+    killed_debuggee_leaves_nothing(ShmemAgent::OursWithLibrary).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -144,14 +151,8 @@ async fn a_name_in_use_is_refused_and_sequential_reconnects_work() {
 async fn agent_attaches_to_our_listener(agent: ShmemAgent) {
     let name = common::unique_shmem_name("listen");
     let listener = jdi::ShmemListener::bind(&name).unwrap();
-    let options = format!("transport=dt_shmem,server=n,suspend=y,address={name}");
     let builder = test_rig::Debuggee::builder("Hello").arg("listened").expect_listening(false);
-    let builder = match agent {
-        ShmemAgent::Ours => builder.agent(test_rig::Agent::path(common::our_agent_path(), options)),
-        ShmemAgent::JdkWithOurTransport => {
-            builder.agent(test_rig::Agent::jdk(options)).env("LD_LIBRARY_PATH", common::dt_shmem_dir().into_os_string())
-        }
-    };
+    let builder = agent.configure(builder, &format!("server=n,suspend=y,address={name}"));
     let jvm = builder.spawn().unwrap();
     let vm = listener.accept(Some(TIMEOUT)).await.unwrap();
     let mut events = vm.event_queue().unwrap();
@@ -174,22 +175,17 @@ async fn agent_attaches_to_our_listener(agent: ShmemAgent) {
 async fn server_n_agents_attach_to_a_jdi_rs_listener() {
     agent_attaches_to_our_listener(ShmemAgent::Ours).await;
     agent_attaches_to_our_listener(ShmemAgent::JdkWithOurTransport).await;
+    agent_attaches_to_our_listener(ShmemAgent::OursWithLibrary).await;
 }
 
 /// Without `address=`, the agent makes up a name and prints it; a debugger attaches by that name.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_listener_without_address_prints_a_generated_name() {
-    for agent in [ShmemAgent::Ours, ShmemAgent::JdkWithOurTransport] {
-        let options = "transport=dt_shmem,server=y,suspend=y".to_owned();
+    for agent in [ShmemAgent::Ours, ShmemAgent::JdkWithOurTransport, ShmemAgent::OursWithLibrary] {
         let builder = test_rig::Debuggee::builder("Hello").expect_listening(false);
-        let builder = match agent {
-            ShmemAgent::Ours => builder.agent(test_rig::Agent::path(common::our_agent_path(), options)),
-            ShmemAgent::JdkWithOurTransport => builder
-                .agent(test_rig::Agent::jdk(options))
-                .env("LD_LIBRARY_PATH", common::dt_shmem_dir().into_os_string()),
-        };
-        let jvm = builder.spawn().unwrap();
-        let line = jvm.wait_for_line("Listening for transport dt_shmem at address: ", TIMEOUT).unwrap();
+        let jvm = agent.configure(builder, "server=y,suspend=y").spawn().unwrap();
+        let announced = format!("Listening for transport {} at address: ", agent.transport());
+        let line = jvm.wait_for_line(&announced, TIMEOUT).unwrap();
         let name = line.rsplit_once("address: ").unwrap().1.trim().to_owned();
         assert!(name.starts_with(&format!("javadebug-{}-", jvm.pid())), "{line}");
         let vm = jdi::attach_shmem(&name, Some(TIMEOUT)).await.unwrap();

@@ -15,8 +15,8 @@ use crate::event_helper::{EventHelper, RawEvent};
 use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
-use crate::options::{Options, help_text};
-use crate::transport::{Connection, Listener};
+use crate::options::{Options, Transport, help_text};
+use crate::transport::{Connection, Listener, library};
 
 /// Called by the VM when it loads the library (`-agentpath`, `-agentlib`, `-Xrun`).
 ///
@@ -67,7 +67,10 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     for warning in &options.warnings {
         eprintln!("WARNING: JDWP: {warning}");
     }
-    crate::allow::AllowList::parse(options.allow.as_deref()).map_err(|e| format!("ERROR: JDWP {e}"))?;
+    if !matches!(options.transport, Transport::Library(_)) {
+        // A library reads `allow` itself (the JDK's agent passes it through unread).
+        crate::allow::AllowList::parse(options.allow.as_deref()).map_err(|e| format!("ERROR: JDWP {e}"))?;
+    }
     crate::logging::init(&options);
 
     // SAFETY: the VM passed us its JavaVM.
@@ -177,8 +180,8 @@ unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thr
             }
             return;
         }
-        if let Err(message) = start(agent, jni, thread, Trigger::VmInit) {
-            eprintln!("ERROR: JDWP: {message}");
+        if let Err(StartFailure(message)) = start(agent, jni, thread, Trigger::VmInit) {
+            eprintln!("{message}");
             // Like the JDK's agent, an agent that cannot start its transport takes the VM down
             // rather than run undebuggable.
             std::process::exit(2);
@@ -219,8 +222,8 @@ pub(crate) fn deferred_exception(jni_env: *mut JNIEnv, thread: jthread, thrown: 
     }
     // No request needs exception events yet; the debugger's requests enable them again.
     let _ = agent.jvmti.set_event_notification_mode(false, sys::JVMTI_EVENT_EXCEPTION, std::ptr::null_mut());
-    if let Err(message) = start(agent, jni, thread, Trigger::Exception(thrown)) {
-        eprintln!("ERROR: JDWP: {message}");
+    if let Err(StartFailure(message)) = start(agent, jni, thread, Trigger::Exception(thrown)) {
+        eprintln!("{message}");
         std::process::exit(2);
     }
 }
@@ -295,8 +298,8 @@ pub unsafe extern "system" fn debugInit_startDebuggingViaCommand(
             // SAFETY: the VM passes the calling thread's JNI environment.
             let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return FAILED.as_ptr() };
             // `onjcmd` implies `suspend=n`: nothing waits here for a debugger.
-            if let Err(message) = start(agent, jni, thread, Trigger::VmInit) {
-                eprintln!("ERROR: JDWP: {message}");
+            if let Err(StartFailure(message)) = start(agent, jni, thread, Trigger::VmInit) {
+                eprintln!("{message}");
                 return FAILED.as_ptr();
             }
         }
@@ -318,15 +321,37 @@ pub unsafe extern "system" fn debugInit_startDebuggingViaCommand(
     })
 }
 
-fn start(agent: &'static Agent, jni: Jni, init_thread: jthread, trigger: Trigger) -> Result<(), String> {
+/// Why debugging could not start: all the lines to print before the VM exits.
+struct StartFailure(String);
+
+impl From<String> for StartFailure {
+    fn from(message: String) -> StartFailure {
+        StartFailure(format!("ERROR: JDWP: {message}"))
+    }
+}
+
+fn start(agent: &'static Agent, jni: Jni, init_thread: jthread, trigger: Trigger) -> Result<(), StartFailure> {
     let known = load_known_classes(jni).map_err(|e| format!("cannot find core classes: {e:?}"))?;
     let _ = agent.known.set(known);
 
-    let transport = agent.options.transport;
+    let transport = &agent.options.transport;
     let address = agent.options.address.clone().unwrap_or_else(|| "127.0.0.1:0".into());
+    // A library's failures read as the JDK's agent's, which names the transport and the stage.
+    let library_failure = |e: library::InitError| StartFailure(e.startup_message(transport.name()));
+    let init_failure = |e: jdwp_transports::TransportError| library_failure(library::InitError::from(e));
+    if let Transport::Library(name) = transport {
+        let boot_path = agent.jvmti.get_system_property("sun.boot.library.path").ok();
+        let allow = agent.options.server.then_some(agent.options.allow.as_deref());
+        // SAFETY: the VM's own JavaVM, on the VMInit (or exception) thread, which the VM attached.
+        unsafe { library::open(name, boot_path.as_deref(), agent.vm.as_raw().cast(), allow) }
+            .map_err(library_failure)?;
+    }
     let listener = if agent.options.server {
-        let mut listener =
-            Listener::bind(transport, agent.options.address.as_deref()).map_err(|e| format!("transport error: {e}"))?;
+        let mut listener = match Listener::bind(transport, agent.options.address.as_deref()) {
+            Ok(listener) => listener,
+            Err(e) if matches!(transport, Transport::Library(_)) => return Err(init_failure(e)),
+            Err(e) => return Err(format!("transport error: {e}").into()),
+        };
         // A peer that connects and never completes the handshake must not lock real debuggers out.
         listener.set_handshake_timeout(Some(HANDSHAKE_TIMEOUT));
         // Like the JDK's agent: with `launch=` the address goes to the launched debugger instead.
@@ -348,6 +373,14 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread, trigger: Trigger
     } else {
         None
     };
+    // The JDK's agent attaches through a library before it goes on, and a failure there stops
+    // the VM; built-in transports attach on the session thread.
+    let attached = match (transport, &listener) {
+        (Transport::Library(_), None) => {
+            Some(crate::transport::attach(transport, &address, agent.options.timeout).map_err(init_failure)?)
+        }
+        _ => None,
+    };
 
     if let Some(command) = &agent.options.launch {
         // `launch=cmd`: start the debugger with the transport's name and address appended, as the
@@ -363,8 +396,12 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread, trigger: Trigger
     let _ = agent.helper.set(helper);
     let jobs = Box::new(jobs);
     start_agent_thread(agent, jni, "JDWP Event Helper Thread", helper_main, Box::into_raw(jobs).cast())?;
-    let allow = crate::allow::AllowList::parse(agent.options.allow.as_deref())?;
-    let session_args = Box::new(SessionArgs { listener, address, allow });
+    // A library was given `allow` when it was loaded.
+    let allow = match transport {
+        Transport::Library(_) => crate::allow::AllowList::parse(None)?,
+        _ => crate::allow::AllowList::parse(agent.options.allow.as_deref())?,
+    };
+    let session_args = Box::new(SessionArgs { listener, attached, address, allow });
     start_agent_thread(
         agent,
         jni,
@@ -461,6 +498,8 @@ unsafe extern "system" fn helper_main(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, ar
 
 struct SessionArgs {
     listener: Option<Listener>,
+    /// A connection made before the session thread started (see `start`).
+    attached: Option<Connection>,
     address: String,
     allow: crate::allow::AllowList,
 }
@@ -485,7 +524,7 @@ fn accept_allowed(
 
 unsafe extern "system" fn session_main(_: *mut jvmtiEnv, _jni_env: *mut JNIEnv, arg: *mut c_void) {
     // SAFETY: `arg` is the box made by `start`, handed to exactly this thread.
-    let args = unsafe { Box::from_raw(arg.cast::<SessionArgs>()) };
+    let mut args = unsafe { Box::from_raw(arg.cast::<SessionArgs>()) };
     crate::guard((), move || {
         let Some(agent) = agent() else { return };
         let backend = crate::backend::AgentBackend { agent };
@@ -500,8 +539,11 @@ unsafe extern "system" fn session_main(_: *mut jvmtiEnv, _jni_env: *mut JNIEnv, 
                 }
                 Ok(())
             })(),
-            None => crate::transport::attach(agent.options.transport, &args.address, agent.options.timeout)
-                .and_then(|conn| crate::session::serve(conn, &backend).map(drop)),
+            None => match args.attached.take() {
+                Some(conn) => Ok(conn),
+                None => crate::transport::attach(&agent.options.transport, &args.address, agent.options.timeout),
+            }
+            .and_then(|conn| crate::session::serve(conn, &backend).map(drop)),
         };
         if let Err(e) = result {
             tracing::warn!(error = %e, "transport ended");

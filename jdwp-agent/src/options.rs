@@ -17,20 +17,24 @@ use jdwp_transports::{AddressError, SocketAddress};
 pub const ENV_VAR: &str = "_JAVA_JDWP_OPTIONS";
 
 /// The transport named by `transport=`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
     /// `dt_socket`: TCP.
     Socket,
     /// `dt_shmem`: shared memory (Windows in the JDK; ours is a Linux design, see spec-notes/shmem.md).
     SharedMemory,
+    /// Any other name: the transport library `lib<name>.so`, loaded when debugging starts (as the
+    /// JDK's agent loads it; see `transport::library`).
+    Library(String),
 }
 
 impl Transport {
     /// The name as written in options and in the `launch=` command line.
-    pub fn name(self) -> &'static str {
+    pub fn name(&self) -> &str {
         match self {
             Transport::Socket => "dt_socket",
             Transport::SharedMemory => "dt_shmem",
+            Transport::Library(name) => name,
         }
     }
 }
@@ -65,10 +69,11 @@ impl LogLevel {
 pub struct Options {
     /// `help`: print the options and do nothing else. When set, no other field is meaningful.
     pub help: bool,
-    /// `transport=dt_socket|dt_shmem`: required.
+    /// `transport=dt_socket|dt_shmem|<library name>`: required.
     pub transport: Transport,
-    /// `address=`: where to listen (`server=y`; none: any free port on the loopback) or what to
-    /// attach to (`server=n`, required). Kept as written; for `dt_socket` its syntax is checked.
+    /// `address=`: where to listen (`server=y`; none: any free port on the loopback, a generated
+    /// name, or the library's choice) or what to attach to (`server=n`, required). Kept as
+    /// written; for `dt_socket` its syntax is checked.
     pub address: Option<String>,
     /// `server=y|n` (n): listen for a debugger instead of attaching to one.
     pub server: bool,
@@ -171,8 +176,6 @@ pub enum OptionError {
     NoTransport,
     #[error("JDWP multiple transports are not supported in this release")]
     MultipleTransports,
-    #[error("JDWP transport library not found: {name} (this agent has dt_socket and dt_shmem)")]
-    UnknownTransport { name: String },
     #[error("JDWP The {name} option removed, use -XX:OnError")]
     Removed { name: &'static str },
     #[error("JDWP Specify launch=<command line> when using onthrow or onuncaught suboption")]
@@ -184,7 +187,7 @@ pub enum OptionError {
     #[error(
         "JDWP Non-server transport {transport} must have a connection address specified through the 'address=' option"
     )]
-    AddressRequired { transport: &'static str },
+    AddressRequired { transport: String },
     #[error("JDWP invalid address `{address}`: {reason}")]
     InvalidAddress { address: String, reason: AddressError },
 }
@@ -212,9 +215,7 @@ impl OptionError {
             | OptionError::InvalidValue { name, .. }
             | OptionError::Removed { name } => Some(name),
             OptionError::HelpNotAlone => Some("help"),
-            OptionError::NoTransport | OptionError::MultipleTransports | OptionError::UnknownTransport { .. } => {
-                Some("transport")
-            }
+            OptionError::NoTransport | OptionError::MultipleTransports => Some("transport"),
             OptionError::LaunchRequired => Some("launch"),
             OptionError::OnjcmdWithLaunch | OptionError::OnjcmdNeedsServer => Some("onjcmd"),
             OptionError::AddressRequired { .. } | OptionError::InvalidAddress { .. } => Some("address"),
@@ -252,7 +253,9 @@ impl Options {
                     transport = Some(match value {
                         "dt_socket" => Transport::Socket,
                         "dt_shmem" => Transport::SharedMemory,
-                        _ => return Err(OptionError::UnknownTransport { name: value.to_owned() }),
+                        // Whether the library exists is found out when it is loaded, as with the
+                        // JDK's agent (which reports it then, not here).
+                        _ => Transport::Library(value.to_owned()),
                     });
                 }
                 "address" => o.address = Some(value.to_owned()),
@@ -325,9 +328,9 @@ impl Options {
             self.suspend = false;
         }
         if !self.server && self.address.is_none() {
-            return Err(OptionError::AddressRequired { transport: self.transport.name() });
+            return Err(OptionError::AddressRequired { transport: self.transport.name().to_owned() });
         }
-        if let (Transport::Socket, Some(address)) = (self.transport, &self.address) {
+        if let (Transport::Socket, Some(address)) = (&self.transport, &self.address) {
             SocketAddress::parse(address)
                 .map_err(|reason| OptionError::InvalidAddress { address: address.clone(), reason })?;
         }
@@ -400,10 +403,14 @@ usage: -agentpath:<path>/libjdwp_agent.so=help
 
 option                      what it does                                       default
 transport=dt_socket         how to talk to the debugger (required; or dt_shmem -
-                            for shared memory, Linux)
+                            for shared memory, Linux; any other <name> loads
+                            the transport library lib<name>.so from the JDK's
+                            lib directory or the loader's path, e.g.
+                            LD_LIBRARY_PATH)
 address=<address>           listen here (server=y) or attach here (server=n);  listen: any free
                             [host:]port, *:port, [ipv6]:port; for dt_shmem a   loopback port
-                            name (A-Z a-z 0-9 _ - .)                           (dt_shmem: a new name)
+                            name (A-Z a-z 0-9 _ - .); for a library, what it   (dt_shmem: a new name;
+                            takes                                              a library: its choice)
 server=y|n                  listen for a debugger rather than attach to one    n
 suspend=y|n                 hold the VM at startup until a debugger is there   y
 timeout=<ms>                give up waiting to attach or be attached after     0 (wait forever)
@@ -655,9 +662,15 @@ mod tests {
         assert_eq!(Options::parse("server=y,suspend=n"), Err(OptionError::NoTransport));
         assert_eq!(Options::parse("server=y,suspend=n").unwrap_err().to_string(), "JDWP no transport specified");
         assert_eq!(parse("transport=dt_socket"), Err(OptionError::MultipleTransports));
+        // Any other name is a transport library, looked for when debugging starts.
+        let o = Options::parse("transport=dt_foo,server=y").unwrap();
+        assert_eq!((&o.transport, o.transport.name()), (&Transport::Library("dt_foo".into()), "dt_foo"));
+        // Its addresses are the library's business.
+        let o = Options::parse("transport=private_dt_socket,address=localhost:abc").unwrap();
+        assert_eq!(o.address.as_deref(), Some("localhost:abc"));
         assert_eq!(
-            Options::parse("transport=dt_foo,server=y"),
-            Err(OptionError::UnknownTransport { name: "dt_foo".into() })
+            Options::parse("transport=dt_foo,server=n"),
+            Err(OptionError::AddressRequired { transport: "dt_foo".into() })
         );
         assert_eq!(Options::parse("transport=,server=y"), Err(OptionError::MissingValue { name: "transport".into() }));
         assert_eq!(Options::parse("transport=dt_shmem,server=y").unwrap().transport, Transport::SharedMemory);
@@ -674,7 +687,7 @@ mod tests {
             Err(OptionError::OnjcmdNeedsServer)
         );
         let err = Options::parse("transport=dt_socket,server=n").unwrap_err();
-        assert_eq!(err, OptionError::AddressRequired { transport: "dt_socket" });
+        assert_eq!(err, OptionError::AddressRequired { transport: "dt_socket".into() });
         assert_eq!(
             err.to_string(),
             "JDWP Non-server transport dt_socket must have a connection address specified through the 'address=' option"

@@ -4,16 +4,37 @@
 //! Left out on purpose: `pause=y` (the JDK's waits for a native debugger), `dt_shmem` (reserved
 //! here, absent from Linux JDKs), `includevirtualthreads` (JDK 19+, accepted here), and options
 //! that make the JDK attach somewhere.
+//!
+//! A transport name that is not built in is not refused by the parser: like the JDK's agent, ours
+//! looks for its library when debugging starts. For those, our verdict is that of our agent
+//! starting a real JVM.
 
 use std::process::Command;
 
-use jdwp_agent::options::Options;
+use jdwp_agent::options::{Options, Transport};
 
 /// Whether the JDK's agent starts with these options (it refuses with a non-zero exit).
 fn jdk_accepts(options: &str) -> bool {
+    starts(&format!("-agentlib:jdwp={options}"))
+}
+
+/// Whether our agent accepts these options: the parser's verdict, and for a transport library,
+/// whether a JVM with our agent starts.
+fn ours_accepts(options: &str) -> bool {
+    match Options::parse(options) {
+        Ok(Options { transport: Transport::Library(_), .. }) => {
+            let agent = test_rig::our_agent_library().expect("our agent");
+            starts(&format!("-agentpath:{}={options}", agent.display()))
+        }
+        parsed => parsed.is_ok(),
+    }
+}
+
+/// Whether `java <agent option> -version` exits with 0.
+fn starts(agent_option: &str) -> bool {
     let java = test_rig::java_tool("java").expect("a JDK");
     let out = Command::new(java)
-        .arg(format!("-agentlib:jdwp={options}"))
+        .arg(agent_option)
         .arg("-version")
         .env_remove("_JAVA_JDWP_OPTIONS")
         .env_remove("JAVA_TOOL_OPTIONS")
@@ -100,7 +121,7 @@ fn accept_and_refuse_like_the_jdk() {
     });
     let mut disagreements = Vec::new();
     for (options, jdk) in cases.iter().zip(verdicts) {
-        let ours = Options::parse(options).is_ok();
+        let ours = ours_accepts(options);
         if ours != jdk {
             disagreements.push(format!("{options:?}: JDK {}, ours {}", verdict(jdk), verdict(ours)));
         }

@@ -41,6 +41,15 @@ pub enum TransportError {
         /// The timeout that expired.
         after: Duration,
     },
+    /// A transport library (see [`crate::spi`]) reported an error: its code (`jdwpTransportError`)
+    /// and the text of its `GetLastError`, shown as the JDK's agent shows them.
+    #[error("transport error {code}: {message}")]
+    Library {
+        /// The `jdwpTransportError` code.
+        code: i32,
+        /// What `GetLastError` said (or that it said nothing).
+        message: String,
+    },
     /// An I/O error, with what was being done.
     #[error("{operation}: {source}")]
     Io {
@@ -59,6 +68,11 @@ impl TransportError {
 
     /// Whether this is a timeout (of accepting, attaching, or the handshake).
     pub fn is_timeout(&self) -> bool {
-        matches!(self, TransportError::Timeout { .. } | TransportError::Handshake(HandshakeError::Timeout { .. }))
+        matches!(
+            self,
+            TransportError::Timeout { .. }
+                | TransportError::Handshake(HandshakeError::Timeout { .. })
+                | TransportError::Library { code: crate::spi::ERROR_TIMEOUT, .. }
+        )
     }
 }

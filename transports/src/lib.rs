@@ -24,6 +24,10 @@
 //! - [`shmem`] (Linux): `dt_shmem`, shared memory rings with futex wake-ups, blocking
 //!   ([`shmem::listen`], [`shmem::attach`]) and tokio (`shmem::async_io`).
 //!
+//! The JDK's transport library interface (`jdwpTransport.h`):
+//! - [`spi`]: its C types and the conversion of its packets, for the libraries we build and for
+//!   the agent that loads them.
+//!
 //! A connection splits into a reader, owned by one thread or task, and a cloneable writer shared by
 //! all that send; every packet goes out as one locked write, so packets never interleave.
 
@@ -39,6 +43,7 @@ pub mod shmem;
 pub mod socket;
 #[cfg(feature = "tokio")]
 pub mod socket_tokio;
+pub mod spi;
 #[cfg(feature = "tokio")]
 pub mod tokio_io;
 

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use jdi::{Event, EventQueue, EventRequest, EventSet, ReferenceType, SuspendPolicy, ThreadReference, VirtualMachine};
-use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee};
+use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee, DebuggeeBuilder};
 
 /// Generous: tests must pass on a loaded 2-core machine.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
@@ -61,21 +61,61 @@ pub enum ShmemAgent {
     Ours,
     /// The JDK's `-agentlib:jdwp` loading our `libdt_shmem.so`.
     JdkWithOurTransport,
+    /// Ours loading a copy of our `libdt_shmem.so` as a transport library of another name
+    /// ([`LIBRARY_TRANSPORT`]), since the name `dt_shmem` is its built-in transport.
+    OursWithLibrary,
+}
+
+/// The transport name under which [`ShmemAgent::OursWithLibrary`] loads `libdt_shmem.so`.
+pub const LIBRARY_TRANSPORT: &str = "copied_dt_shmem";
+
+impl ShmemAgent {
+    /// The `transport=` name this agent is given.
+    pub fn transport(self) -> &'static str {
+        match self {
+            ShmemAgent::OursWithLibrary => LIBRARY_TRANSPORT,
+            ShmemAgent::Ours | ShmemAgent::JdkWithOurTransport => "dt_shmem",
+        }
+    }
+
+    /// `builder` with this agent, `transport=` and then `options`, and the library path it needs.
+    pub fn configure(self, builder: DebuggeeBuilder, options: &str) -> DebuggeeBuilder {
+        let options = format!("transport={},{options}", self.transport());
+        match self {
+            ShmemAgent::Ours => builder.agent(Agent::path(our_agent_path(), options)),
+            ShmemAgent::JdkWithOurTransport => {
+                builder.agent(Agent::jdk(options)).env("LD_LIBRARY_PATH", dt_shmem_dir().into_os_string())
+            }
+            ShmemAgent::OursWithLibrary => builder
+                .agent(Agent::path(our_agent_path(), options))
+                .env("LD_LIBRARY_PATH", library_copy_dir().into_os_string()),
+        }
+    }
+}
+
+/// `target/<profile>/transport-library-copy/`, holding `libdt_shmem.so` as
+/// `lib<LIBRARY_TRANSPORT>.so`. Copied once per test process, and put in place by a rename, so a
+/// JVM of another test process that has the previous copy loaded is not disturbed.
+pub fn library_copy_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = our_agent_path().parent().expect("profile dir").join("transport-library-copy");
+        std::fs::create_dir_all(&dir).unwrap();
+        let staged = dir.join(format!(".lib{LIBRARY_TRANSPORT}.so.{}", std::process::id()));
+        std::fs::copy(dt_shmem_dir().join("libdt_shmem.so"), &staged).unwrap();
+        std::fs::rename(&staged, dir.join(format!("lib{LIBRARY_TRANSPORT}.so"))).unwrap();
+        dir
+    })
+    .clone()
 }
 
 /// Starts `main_class` suspended with `agent` listening on shared memory as `name`, waits for
-/// its "Listening for transport dt_shmem at address: NAME" line, and returns the debuggee.
+/// its "Listening for transport <transport> at address: NAME" line, and returns the debuggee.
 pub fn spawn_shmem(main_class: &str, args: &[&str], agent: ShmemAgent, name: &str) -> Debuggee {
-    let options = format!("transport=dt_shmem,server=y,suspend=y,address={name}");
     let builder = Debuggee::builder(main_class).args(args.iter().copied()).expect_listening(false);
-    let builder = match agent {
-        ShmemAgent::Ours => builder.agent(Agent::path(our_agent_path(), options)),
-        ShmemAgent::JdkWithOurTransport => {
-            builder.agent(Agent::jdk(options)).env("LD_LIBRARY_PATH", dt_shmem_dir().into_os_string())
-        }
-    };
+    let builder = agent.configure(builder, &format!("server=y,suspend=y,address={name}"));
     let jvm = builder.spawn().expect("debuggee starts");
-    jvm.wait_for_line(&format!("Listening for transport dt_shmem at address: {name}"), TIMEOUT)
+    jvm.wait_for_line(&format!("Listening for transport {} at address: {name}", agent.transport()), TIMEOUT)
         .expect("the agent announces its shared memory name");
     jvm
 }
