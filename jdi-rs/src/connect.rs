@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use jdwp_transports::{
     AddressError, AsyncPacketReader, HandshakeError, Host, SocketAddress, TransportError, attach_async,
-    handshake_as_debugger_async,
+    handshake_as_debugger_async, shmem::ShmemConnection,
 };
 use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
@@ -29,16 +29,27 @@ const OUTPUT_GRACE: Duration = Duration::from_secs(2);
 /// Wraps a connection whose handshake is done and asks for the ID sizes, by `deadline`.
 async fn start(stream: TcpStream, deadline: Instant, what: &str) -> Result<VirtualMachine> {
     let (read, write) = stream.into_split();
-    start_over(read, write, deadline, what).await
+    let (conn, events) = Connection::start(AsyncPacketReader::new(read), write);
+    first_reply(conn, events, deadline, what).await
 }
 
-/// Like [`start`], over any byte-stream halves (the socket's or shared memory's).
-async fn start_over<R, W>(read: R, write: W, deadline: Instant, what: &str) -> Result<VirtualMachine>
-where
-    R: tokio::io::AsyncRead + Send + Unpin + 'static,
-    W: tokio::io::AsyncWrite + Send + Unpin + 'static,
-{
-    let (conn, events) = Connection::start(AsyncPacketReader::new(read), write);
+/// Like [`start`], over shared memory: a reader thread routes replies (see
+/// [`Connection::start_with_reader_thread`]); dropping the connection shuts the transport down,
+/// which ends that thread.
+async fn start_shmem(conn: ShmemConnection, deadline: Instant, what: &str) -> Result<VirtualMachine> {
+    let closer = conn.closer();
+    let (read, write) = conn.into_blocking_reader_split();
+    let (conn, events) = Connection::start_with_reader_thread(read, move || closer.shutdown(), write)?;
+    first_reply(conn, events, deadline, what).await
+}
+
+/// Asks for the ID sizes, by `deadline`.
+async fn first_reply(
+    conn: Connection,
+    events: tokio::sync::mpsc::UnboundedReceiver<jdwp_transports::Packet>,
+    deadline: Instant,
+    what: &str,
+) -> Result<VirtualMachine> {
     match tokio::time::timeout_at(deadline, VirtualMachine::start(conn, events)).await {
         Ok(vm) => vm,
         Err(_) => Err(JdiError::Timeout(format!("waiting for the VM's first reply (VirtualMachine.IDSizes) {what}"))),
@@ -67,8 +78,7 @@ pub async fn attach_shmem(name: &str, timeout: Option<Duration>) -> Result<Virtu
     let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
     let deadline = Instant::now() + timeout;
     let conn = jdwp_transports::shmem::async_io::attach_async(name, Some(timeout)).await?;
-    let (read, write) = conn.into_async_split()?;
-    start_over(read, write, deadline, &format!("after attaching to shared memory {name}")).await
+    start_shmem(conn, deadline, &format!("after attaching to shared memory {name}")).await
 }
 
 /// Listens over shared memory (`dt_shmem`) for an agent started with
@@ -93,8 +103,7 @@ impl ShmemListener {
         let timeout = timeout.unwrap_or(DEFAULT_TIMEOUT);
         let deadline = Instant::now() + timeout;
         let conn = self.inner.accept_as_debugger(Some(timeout)).await?;
-        let (read, write) = conn.into_async_split()?;
-        start_over(read, write, deadline, &format!("after accepting on shared memory {}", self.name())).await
+        start_shmem(conn, deadline, &format!("after accepting on shared memory {}", self.name())).await
     }
 }
 

@@ -1,17 +1,20 @@
 //! The JDWP connection: many commands in flight over one transport, replies matched by id, events
 //! forwarded to a channel.
 //!
-//! A reader task owns the read half; callers register a oneshot for their command's id, write the
-//! whole packet, and await the reply. When the transport closes (or a write fails), every pending
-//! call fails at once with [`JdiError::Disconnected`] and the event channel ends, so nothing waits
-//! forever on a dead VM. An optional per-call timeout bounds waiting on a live but silent one.
+//! A reader owns the read half: a task over an async transport (sockets), or a thread of its own
+//! over a blocking one (shared memory, whose reads sleep on a futex that cannot be awaited); either
+//! routes each packet itself, so a reply wakes its caller directly. Callers register a oneshot for
+//! their command's id, write the whole packet, and await the reply. When the transport closes (or
+//! a write fails), every pending call fails at once with [`JdiError::Disconnected`] and the event
+//! channel ends, so nothing waits forever on a dead VM. An optional per-call timeout bounds
+//! waiting on a live but silent one.
 //!
 //! Calls are cancel-safe: a caller that gives up (a timeout, a `select!`) never leaves half a
 //! packet on the stream, because a packet is written without awaiting, and when the socket cannot
 //! take all of it at once, a task finishes it under the writer lock.
 
 use std::collections::HashMap;
-use std::io;
+use std::io::{self, Read};
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
@@ -19,7 +22,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use jdwp_protocol::{Command, ErrorCode, IdSizes, codec};
-use jdwp_transports::{AsyncPacketReader, Packet, PacketKind};
+use jdwp_transports::{AsyncPacketReader, Packet, PacketKind, PacketReader, TransportError};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
@@ -52,8 +55,24 @@ struct Inner {
     process: OnceLock<KillOnDrop>,
     /// Where commands of vendor sets go (see [`Connection::vendor_commands`]), by set number.
     vendor: Mutex<HashMap<u8, mpsc::UnboundedSender<Packet>>>,
-    /// Dropped with the connection, which stops the reader task.
-    _stop_reader: oneshot::Sender<()>,
+    /// Dropped with the connection, which stops the reader.
+    stop_reader: StopReader,
+}
+
+/// How the reader learns that every handle on the connection is gone.
+enum StopReader {
+    /// The reader task selects on the receiving end, which ends when this is dropped.
+    Task { _stop: oneshot::Sender<()> },
+    /// Shuts the transport down, so that the reader thread's blocked read returns.
+    Thread(Box<dyn Fn() + Send + Sync>),
+}
+
+impl Drop for StopReader {
+    fn drop(&mut self) {
+        if let StopReader::Thread(stop) = self {
+            stop();
+        }
+    }
 }
 
 impl Connection {
@@ -66,20 +85,35 @@ impl Connection {
         W: AsyncWrite + Send + Unpin + 'static,
     {
         let (stop_tx, stop_rx) = oneshot::channel();
-        let inner = Arc::new(Inner {
-            writer: Arc::new(tokio::sync::Mutex::new(Box::new(writer))),
-            pending: Mutex::new(Pending { waiting: HashMap::new(), closed: None }),
-            next_id: AtomicU32::new(1),
-            sizes: RwLock::new(IdSizes::default()),
-            sent: AtomicU64::new(0),
-            call_timeout: AtomicU64::new(0),
-            process: OnceLock::new(),
-            vendor: Mutex::new(HashMap::new()),
-            _stop_reader: stop_tx,
-        });
+        let inner = Inner::new(Box::new(writer), StopReader::Task { _stop: stop_tx });
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         tokio::spawn(read_loop(reader, Arc::downgrade(&inner), events_tx, stop_rx));
         (Connection { inner }, events_rx)
+    }
+
+    /// Like [`Connection::start`], for a transport whose reads block a thread (shared memory):
+    /// a thread of the connection's own reads packets and routes each one itself, so a reply
+    /// wakes its caller's task directly (one wake-up, as a socket's reply does through the reader
+    /// task; a thread feeding the task would be one more). `stop` is called once every handle on
+    /// the connection is gone and must make a blocked `read_packet` return (shut the transport
+    /// down); the thread then ends.
+    pub fn start_with_reader_thread<R, W>(
+        reader: PacketReader<R>,
+        stop: impl Fn() + Send + Sync + 'static,
+        writer: W,
+    ) -> Result<(Connection, mpsc::UnboundedReceiver<Packet>)>
+    where
+        R: Read + Send + 'static,
+        W: AsyncWrite + Send + Unpin + 'static,
+    {
+        let inner = Inner::new(Box::new(writer), StopReader::Thread(Box::new(stop)));
+        let (events_tx, events_rx) = mpsc::unbounded_channel();
+        let weak = Arc::downgrade(&inner);
+        std::thread::Builder::new()
+            .name("jdwp-reader".into())
+            .spawn(move || read_thread(reader, &weak, &events_tx))
+            .map_err(|source| TransportError::Io { operation: "starting the JDWP reader thread".into(), source })?;
+        Ok((Connection { inner }, events_rx))
     }
 
     /// From now on, commands the VM sends in vendor command set `set` (128 and up: the profiler's
@@ -279,6 +313,20 @@ impl Drop for Registration<'_> {
 }
 
 impl Inner {
+    fn new(writer: Stream, stop: StopReader) -> Arc<Inner> {
+        Arc::new(Inner {
+            writer: Arc::new(tokio::sync::Mutex::new(writer)),
+            pending: Mutex::new(Pending { waiting: HashMap::new(), closed: None }),
+            next_id: AtomicU32::new(1),
+            sizes: RwLock::new(IdSizes::default()),
+            sent: AtomicU64::new(0),
+            call_timeout: AtomicU64::new(0),
+            process: OnceLock::new(),
+            vendor: Mutex::new(HashMap::new()),
+            stop_reader: stop,
+        })
+    }
+
     fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -318,6 +366,37 @@ async fn read_loop<R: AsyncRead + Unpin>(
             Err(e) => break e.to_string(),
         }
     };
+    reader_ended(&inner, reason);
+}
+
+/// [`read_loop`] on a thread, over a blocking reader. Dropping the last handle stops it by
+/// shutting the transport down (see [`StopReader::Thread`]): the read then ends, and the
+/// connection is gone.
+fn read_thread<R: Read>(mut reader: PacketReader<R>, inner: &Weak<Inner>, events: &mpsc::UnboundedSender<Packet>) {
+    let reason = loop {
+        match reader.read_packet() {
+            Ok(Some(packet)) => {
+                // Held only while routing: should the last handle go meanwhile, the connection
+                // is dropped here, which shuts the transport down and ends the next read.
+                let Some(inner) = inner.upgrade() else { return };
+                route(&inner, events, packet);
+            }
+            Ok(None) => break "the VM closed the connection".to_string(),
+            Err(e) => break e.to_string(),
+        }
+    };
+    reader_ended(inner, reason);
+    // Nothing reads any more: end the transport both ways now (as dropping a reader task's read
+    // half does), not when the last handle goes.
+    if let Some(inner) = inner.upgrade()
+        && let StopReader::Thread(stop) = &inner.stop_reader
+    {
+        stop();
+    }
+}
+
+/// The transport ended (the VM closed it or went away): fail every pending call.
+fn reader_ended(inner: &Weak<Inner>, reason: String) {
     tracing::debug!(%reason, "JDWP connection closed");
     if let Some(inner) = inner.upgrade() {
         inner.close(reason);
@@ -346,5 +425,110 @@ fn route(inner: &Inner, events: &mpsc::UnboundedSender<Packet>, packet: Packet) 
                 tracing::trace!(set, cmd, "command from the VM dropped: nobody listens for events");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::Shutdown;
+    use std::os::unix::net::UnixStream;
+    use std::sync::mpsc as std_mpsc;
+
+    use jdwp_transports::PacketWriter;
+
+    use super::*;
+
+    const T: Duration = Duration::from_secs(20);
+
+    /// The client's reading stream; says when the reader thread has dropped it (it has ended).
+    struct Reading {
+        stream: UnixStream,
+        dropped: std_mpsc::Sender<()>,
+    }
+
+    impl Read for Reading {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.stream.read(buf)
+        }
+    }
+
+    impl Drop for Reading {
+        fn drop(&mut self) {
+            let _ = self.dropped.send(());
+        }
+    }
+
+    /// A connection over two socket pairs (one per direction, so the client's blocking reads and
+    /// its tokio writes use separate streams), with the VM's ends for the test to play the VM.
+    struct Setup {
+        conn: Connection,
+        events: mpsc::UnboundedReceiver<Packet>,
+        vm_reader: PacketReader<UnixStream>,
+        vm_writer: PacketWriter<UnixStream>,
+        reader_gone: std_mpsc::Receiver<()>,
+    }
+
+    fn setup() -> Setup {
+        let (client_read, vm_write) = UnixStream::pair().unwrap();
+        let (client_write, vm_read) = UnixStream::pair().unwrap();
+        client_write.set_nonblocking(true).unwrap();
+        let writer = tokio::net::UnixStream::from_std(client_write).unwrap();
+        let to_shut = client_read.try_clone().unwrap();
+        let (dropped, reader_gone) = std_mpsc::channel();
+        let reader = PacketReader::new(Reading { stream: client_read, dropped });
+        let stop = move || {
+            let _ = to_shut.shutdown(Shutdown::Both);
+        };
+        let (conn, events) = Connection::start_with_reader_thread(reader, stop, writer).unwrap();
+        Setup {
+            conn,
+            events,
+            vm_reader: PacketReader::new(vm_read),
+            vm_writer: PacketWriter::new(vm_write),
+            reader_gone,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reader_thread_routes_replies_and_events_and_ends_with_the_last_handle() {
+        let Setup { conn, mut events, mut vm_reader, vm_writer, reader_gone } = setup();
+        let vm = std::thread::spawn(move || {
+            let cmd = vm_reader.read_packet().unwrap().unwrap();
+            vm_writer.write_packet(&Packet::command(7, 64, 100, b"event".to_vec())).unwrap();
+            vm_writer.write_packet(&Packet::reply(cmd.id, ErrorCode::NONE, b"reply".to_vec())).unwrap();
+            // The client's write half goes with its last handle: the VM sees the end.
+            assert_eq!(vm_reader.read_packet().unwrap(), None);
+            // Kept open (in the join handle) until joined: the VM does not end the client's reads.
+            vm_writer
+        });
+        assert_eq!(conn.send_raw(1, 1, vec![], "Test.Command").await.unwrap(), b"reply");
+        assert_eq!(events.recv().await.unwrap().body, b"event");
+        let clone = conn.clone();
+        drop(conn);
+        // One handle left: the reader thread stays.
+        assert_eq!(reader_gone.try_recv(), Err(std_mpsc::TryRecvError::Empty));
+        drop(clone);
+        // Nothing more comes from the VM, so only the stop can have ended the blocked read.
+        reader_gone.recv_timeout(T).expect("the reader thread ends with the last handle");
+        drop(vm.join().unwrap());
+    }
+
+    #[tokio::test]
+    async fn a_vm_that_goes_away_fails_the_pending_call_and_later_ones() {
+        let Setup { conn, events: _events, mut vm_reader, vm_writer, reader_gone } = setup();
+        let vm = std::thread::spawn(move || {
+            vm_reader.read_packet().unwrap().unwrap();
+            // Gone without replying.
+            drop((vm_reader, vm_writer));
+        });
+        let r = conn.send_raw(1, 1, vec![], "Test.Command").await;
+        let Err(JdiError::Disconnected { reason: Some(reason) }) = r else { panic!("{r:?}") };
+        assert_eq!(reason, "the VM closed the connection");
+        assert_eq!(conn.pending_calls(), 0);
+        assert!(conn.is_closed());
+        assert!(matches!(conn.send_raw(1, 1, vec![], "Test.Command").await, Err(JdiError::Disconnected { .. })));
+        // The thread ended on its own, while a handle is still held.
+        reader_gone.recv_timeout(T).expect("the reader thread ends with the transport");
+        vm.join().unwrap();
     }
 }

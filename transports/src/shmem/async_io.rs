@@ -1,10 +1,11 @@
 //! The shared-memory transport on tokio (for the client).
 //!
-//! A futex cannot be awaited, so: connecting runs on `spawn_blocking`; reading is done by a
-//! dedicated thread per connection, which sleeps on the ring and hands chunks to the task through
-//! a bounded channel (backpressure: it stops reading when the task does); writing copies into the
-//! ring directly from `poll_write` (no thread hop on the hot path) and only when the ring is full
-//! does a helper thread wait for room and wake the task.
+//! A futex cannot be awaited, so: connecting runs on `spawn_blocking`; reading is left to a
+//! thread of the caller's, with the blocking [`ShmemReader`] (jdi-rs routes each packet to its
+//! waiting call from that thread: one wake-up per reply, as over a socket, instead of a thread
+//! handing bytes to a task that hands packets to the caller); writing copies into the ring
+//! directly from `poll_write` (no thread hop on the hot path) and only when the ring is full does
+//! a helper thread wait for room and wake the task.
 
 use std::io;
 use std::pin::Pin;
@@ -13,14 +14,11 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::sync::mpsc;
+use tokio::io::AsyncWrite;
 
-use super::{Shared, ShmemConnection, ShmemListener};
+use super::{Shared, ShmemConnection, ShmemListener, ShmemReadHalf, ShmemReader};
+use crate::blocking::PacketReader;
 use crate::error::TransportError;
-
-/// How much the reader thread takes from the ring at once.
-const CHUNK: usize = 64 * 1024;
 
 /// [`super::attach`] on the blocking pool: debugger-side handshake.
 pub async fn attach_async(name: &str, timeout: Option<Duration>) -> Result<ShmemConnection, TransportError> {
@@ -60,78 +58,21 @@ async fn spawn_blocking<T: Send + 'static>(
 }
 
 impl ShmemConnection {
-    /// Splits into tokio byte streams (wrap the reader in an `AsyncPacketReader`). Starts the
-    /// connection's reader thread.
-    pub fn into_async_split(self) -> Result<(AsyncShmemReadHalf, AsyncShmemWriteHalf), TransportError> {
-        let (tx, rx) = mpsc::channel(8);
-        let shared = Arc::clone(&self.shared);
-        std::thread::Builder::new()
-            .name("jdwp-shmem-reader".into())
-            .spawn(move || read_thread(&shared, &tx))
-            .map_err(|e| TransportError::io("starting the shared memory reader thread", e))?;
-        let reader = AsyncShmemReadHalf { rx, chunk: Vec::new(), pos: 0, shared: Arc::clone(&self.shared) };
+    /// Splits into a blocking packet reader and a tokio write half, for a client that reads on a
+    /// thread of its own (a futex cannot be awaited) and writes from its tasks. That thread can
+    /// hand each packet straight to whoever waits for it: no task sits between the ring and the
+    /// caller. Nothing ends a blocked read but the peer or a shutdown: keep a [`closer`] to end
+    /// the thread when the connection is no longer wanted.
+    ///
+    /// [`closer`]: ShmemConnection::closer
+    pub fn into_blocking_reader_split(self) -> (ShmemReader, AsyncShmemWriteHalf) {
+        let reader = PacketReader::new(ShmemReadHalf { shared: Arc::clone(&self.shared) });
         let writer = AsyncShmemWriteHalf {
             shared: self.shared,
             waker: Arc::new(Mutex::new(None)),
             waiting: Arc::new(AtomicBool::new(false)),
         };
-        Ok((reader, writer))
-    }
-}
-
-fn read_thread(shared: &Shared, tx: &mpsc::Sender<io::Result<Vec<u8>>>) {
-    let mut buf = vec![0u8; CHUNK];
-    loop {
-        match shared.read(&mut buf, None) {
-            // End of stream: dropping the sender ends the task's reads.
-            Ok(0) => return,
-            Ok(n) => {
-                if tx.blocking_send(Ok(buf[..n].to_vec())).is_err() {
-                    return;
-                }
-            }
-            Err(e) => {
-                let _ = tx.blocking_send(Err(e));
-                return;
-            }
-        }
-    }
-}
-
-/// The reading half: `AsyncRead` fed by the connection's reader thread.
-#[derive(Debug)]
-pub struct AsyncShmemReadHalf {
-    rx: mpsc::Receiver<io::Result<Vec<u8>>>,
-    chunk: Vec<u8>,
-    pos: usize,
-    shared: Arc<Shared>,
-}
-
-impl AsyncRead for AsyncShmemReadHalf {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
-        let this = &mut *self;
-        if this.pos == this.chunk.len() {
-            match this.rx.poll_recv(cx) {
-                Poll::Pending => return Poll::Pending,
-                Poll::Ready(None) => return Poll::Ready(Ok(())),
-                Poll::Ready(Some(Err(e))) => return Poll::Ready(Err(e)),
-                Poll::Ready(Some(Ok(chunk))) => {
-                    this.chunk = chunk;
-                    this.pos = 0;
-                }
-            }
-        }
-        let n = buf.remaining().min(this.chunk.len() - this.pos);
-        buf.put_slice(&this.chunk[this.pos..this.pos + n]);
-        this.pos += n;
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl Drop for AsyncShmemReadHalf {
-    fn drop(&mut self) {
-        // Nobody reads any more: end the connection, which also ends the reader thread.
-        self.shared.shutdown();
+        (reader, writer)
     }
 }
 

@@ -26,9 +26,10 @@
 //! and [`attach`] (debugger side), connections that split into a [`ShmemReader`] for one thread
 //! and a cloneable [`ShmemWriter`]. The other role pairings are
 //! [`ShmemListener::accept_as_debugger`] and [`attach_as_vm`]. For tokio, `shmem::async_io` (feature
-//! `tokio`) turns a connection into `AsyncRead`/`AsyncWrite` halves: reads are done by a dedicated
-//! thread (a futex cannot be awaited), writes copy into the ring directly and only wait on a
-//! helper thread when the ring is full; connecting runs on `spawn_blocking`.
+//! `tokio`) splits a connection into the blocking [`ShmemReader`], for a reader thread of the
+//! client's (a futex cannot be awaited), and an `AsyncWrite` half that copies into the ring
+//! directly and only waits on a helper thread when the ring is full; a [`ShmemCloser`] ends the
+//! reader thread's blocked read; connecting runs on `spawn_blocking`.
 
 #[cfg(feature = "tokio")]
 pub mod async_io;
@@ -890,6 +891,26 @@ impl ShmemConnection {
     }
 
     /// Ends the connection both ways (see [`ShmemWriter::shutdown`]).
+    pub fn shutdown(&self) {
+        self.shared.shutdown();
+    }
+
+    /// A handle that shuts the connection down from anywhere, whatever became of its halves: a
+    /// reader blocked on a thread of its own then sees end of stream.
+    pub fn closer(&self) -> ShmemCloser {
+        ShmemCloser { shared: Arc::clone(&self.shared) }
+    }
+}
+
+/// Shuts a connection down (see [`ShmemConnection::closer`]). It keeps the mapping alive until
+/// dropped, so it is always safe to use.
+#[derive(Clone, Debug)]
+pub struct ShmemCloser {
+    shared: Arc<Shared>,
+}
+
+impl ShmemCloser {
+    /// Ends the connection both ways (see [`ShmemWriter::shutdown`]). Idempotent.
     pub fn shutdown(&self) {
         self.shared.shutdown();
     }

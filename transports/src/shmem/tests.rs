@@ -255,3 +255,33 @@ fn a_new_listener_sweeps_stale_segments_of_other_names() {
     assert!(leftovers(&stale).is_empty(), "{:?}", leftovers(&stale));
     drop(live);
 }
+
+#[cfg(feature = "tokio")]
+#[test]
+fn a_blocking_reader_with_an_async_writer_ends_when_closed() {
+    use tokio::io::AsyncWriteExt;
+    let name = unique("closer");
+    let listener = listen(&name).unwrap();
+    let vm = std::thread::spawn(move || {
+        let (mut reader, writer) = listener.accept_with_timeout(T).unwrap().into_split();
+        let cmd = reader.read_packet().unwrap().unwrap();
+        writer.write_packet(&Packet::reply(cmd.id, ErrorCode::NONE, b"pong".to_vec())).unwrap();
+        // The debugger's closer ends its writing too: a clean end here.
+        assert_eq!(reader.read_packet().unwrap(), None);
+        // Kept (in the join handle) until joined, so the VM's side does not end the debugger's read.
+        (listener, reader, writer)
+    });
+    let conn = attach(&name, T).unwrap();
+    let closer = conn.closer();
+    let (mut reader, mut writer) = conn.into_blocking_reader_split();
+    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    rt.block_on(writer.write_all(&Packet::command(5, 1, 1, vec![]).encode().unwrap())).unwrap();
+    assert_eq!(reader.read_packet().unwrap().unwrap(), Packet::reply(5, ErrorCode::NONE, b"pong".to_vec()));
+    // A read blocked on an idle connection (the VM sends nothing more) returns once closed.
+    let blocked = std::thread::spawn(move || reader.read_packet().unwrap());
+    closer.shutdown();
+    assert_eq!(blocked.join().unwrap(), None);
+    let (listener, ..) = vm.join().unwrap();
+    drop((writer, closer, listener));
+    assert!(leftovers(&name).is_empty(), "{:?}", leftovers(&name));
+}
