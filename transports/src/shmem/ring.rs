@@ -32,6 +32,20 @@ pub(crate) const LIVENESS_SLICE: Duration = Duration::from_millis(200);
 /// the socket's latency; polling with `yield_now` for 20 µs gave under half of it.
 const SPIN: Duration = Duration::from_micros(20);
 
+/// A yield that took this long handed the core to another runnable thread for a time slice: the
+/// machine has CPU-bound work competing with us (measured: with two busy loops on 2 cores, polling
+/// cut breakpoint hits over shared memory to a fraction of the socket's; sleeping at once did not).
+const SLOW_YIELD: Duration = Duration::from_micros(500);
+
+/// After a slow yield, the waiting thread sleeps at once for this long before it polls again.
+const NO_POLL_BACKOFF: Duration = Duration::from_millis(100);
+
+thread_local! {
+    /// Until when this thread skips polling (see [`SLOW_YIELD`]). Per thread: each side of each
+    /// connection waits on its own thread, and learns from its own yields.
+    static NO_POLL_UNTIL: std::cell::Cell<Option<Instant>> = const { std::cell::Cell::new(None) };
+}
+
 /// The shared control block of one ring (in the segment, before the data).
 #[repr(C, align(64))]
 pub(crate) struct RingHeader {
@@ -302,18 +316,28 @@ fn wait(
     deadline: Option<Instant>,
     peer: &dyn Liveness,
 ) -> Waited {
-    let spin_until = Instant::now() + SPIN;
-    let mut spins = 0u32;
-    loop {
-        if ready() {
-            return Waited::Ready;
-        }
-        // Yield rather than burn the CPU: on a busy machine the thread that will wake us may be
-        // waiting for this very core; on an idle one a yield returns at once.
-        std::thread::yield_now();
-        spins += 1;
-        if spins.is_multiple_of(4) && Instant::now() >= spin_until {
-            break;
+    let mut now = Instant::now();
+    let spin_until = now + SPIN;
+    let polling = NO_POLL_UNTIL.with(|until| until.get().is_none_or(|until| now >= until));
+    if polling {
+        loop {
+            if ready() {
+                return Waited::Ready;
+            }
+            // Yield rather than burn the CPU: on a busy machine the thread that will wake us may be
+            // waiting for this very core; on an idle one a yield returns at once.
+            std::thread::yield_now();
+            let before = now;
+            now = Instant::now();
+            if now - before >= SLOW_YIELD {
+                // The scheduler gave this core to a CPU-bound thread for a whole slice: polling
+                // only loses slices from here on, while a futex sleeper is woken (and run) at once.
+                NO_POLL_UNTIL.with(|until| until.set(Some(now + NO_POLL_BACKOFF)));
+                break;
+            }
+            if now >= spin_until {
+                break;
+            }
         }
     }
     loop {
