@@ -391,14 +391,8 @@ async fn a_vanishing_debugger_releases_a_thread_held_in_thread_resume() {
     let (_main, resumee) = main_held_in_thread_resume(&mut s).await;
     assert!(resumee.is_suspended().await.unwrap());
     s.vm.connection().shutdown().await;
-    let status = tokio::task::spawn_blocking(move || {
-        let status = s.jvm.wait_for_exit(TIMEOUT);
-        (status, s.jvm.output_text())
-    })
-    .await
-    .unwrap();
-    assert!(status.0.is_some_and(|st| st.success()), "debuggee did not exit normally: {:?}\n{}", status.0, status.1);
-    assert!(status.1.contains("resume returned") && status.1.contains("resumee continued"), "{}", status.1);
+    let output = s.exits_normally().await;
+    assert!(output.contains("resume returned") && output.contains("resumee continued"), "{output}");
 }
 
 /// The debugger may suspend a thread held in `Thread.resume()` like any other: resuming the target
@@ -416,14 +410,8 @@ async fn a_thread_held_in_thread_resume_can_be_suspended() {
     assert_eq!(frames[0].method().await.unwrap().name(), "resume");
     assert!(!app_resume_returned(&s.vm).await, "main ran while the debugger had it suspended");
     main.resume().await.unwrap();
-    let status = tokio::task::spawn_blocking(move || {
-        let status = s.jvm.wait_for_exit(TIMEOUT);
-        (status, s.jvm.output_text())
-    })
-    .await
-    .unwrap();
-    assert!(status.0.is_some_and(|st| st.success()), "debuggee did not exit normally: {:?}\n{}", status.0, status.1);
-    assert!(status.1.contains("resume returned"), "{}", status.1);
+    let output = s.exits_normally().await;
+    assert!(output.contains("resume returned"), "{output}");
 }
 
 /// A debugger's own breakpoint at the start of `Thread.resume()` is reported as usual (and the

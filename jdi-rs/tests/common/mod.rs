@@ -210,12 +210,19 @@ impl Session {
         // Drain: resume whatever is suspended until the VM dies or disconnects.
         self.vm.resume().await.unwrap();
         let _ = self.vm.dispose().await;
-        let status = tokio::task::spawn_blocking(move || {
+        self.exits_normally().await;
+    }
+
+    /// Waits for the debuggee to end by itself, asserts that it exited normally, and returns its
+    /// output.
+    pub async fn exits_normally(self) -> String {
+        let (status, output) = tokio::task::spawn_blocking(move || {
             let status = self.jvm.wait_for_exit(TIMEOUT);
             (status, self.jvm.output_text())
         })
         .await
         .unwrap();
-        assert!(status.0.is_some_and(|s| s.success()), "debuggee did not exit normally: {:?}\n{}", status.0, status.1);
+        assert!(status.is_some_and(|s| s.success()), "debuggee did not exit normally: {status:?}\n{output}");
+        output
     }
 }
