@@ -9,7 +9,6 @@
 use std::cell::RefCell;
 use std::ffi::c_char;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
-use std::time::Duration;
 
 use jdwp_transports::TransportError;
 use jdwp_transports::shmem::{self, ShmemListener, ShmemReader, ShmemWriter};
@@ -82,10 +81,6 @@ pub fn alloc_c_string(s: &str) -> Option<*mut c_char> {
     Some(p.cast())
 }
 
-fn timeout(ms: Jlong) -> Option<Duration> {
-    timeout_from_millis(ms)
-}
-
 fn install(conn: shmem::ShmemConnection) -> TransportErrorCode {
     let mut slot = lock(&CONNECTION);
     if slot.is_some() {
@@ -102,7 +97,7 @@ pub fn attach(address: &str, attach_timeout: Jlong, handshake_timeout: Jlong) ->
         return fail(ERROR_ILLEGAL_STATE, "already connected");
     }
     // One deadline for both: attaching and the handshake are one call here.
-    let limit = match (timeout(attach_timeout), timeout(handshake_timeout)) {
+    let limit = match (timeout_from_millis(attach_timeout), timeout_from_millis(handshake_timeout)) {
         (Some(a), Some(h)) => Some(a + h),
         (a, h) => a.or(h),
     };
@@ -143,7 +138,7 @@ pub fn accept(accept_timeout: Jlong, handshake_timeout: Jlong) -> TransportError
         return fail(ERROR_ILLEGAL_STATE, "already connected");
     }
     // The listener is shared (Arc) with StopListening; the handshake limit is set per call.
-    let conn = listener.accept_with_limits(timeout(accept_timeout), timeout(handshake_timeout));
+    let conn = listener.accept_with_limits(timeout_from_millis(accept_timeout), timeout_from_millis(handshake_timeout));
     match conn {
         Ok(conn) => install(conn),
         Err(e) => transport_failure(&e),

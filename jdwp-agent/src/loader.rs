@@ -354,18 +354,19 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread, trigger: Trigger
         };
         // A peer that connects and never completes the handshake must not lock real debuggers out.
         listener.set_handshake_timeout(Some(HANDSHAKE_TIMEOUT));
+        let printed = listener.printed_address();
         // Like the JDK's agent: with `launch=` the address goes to the launched debugger instead.
         if !agent.options.quiet && agent.options.launch.is_none() {
             // Byte-identical to the JDK's line: IDEs and scripts parse it.
-            println!("Listening for transport {} at address: {}", transport.name(), listener.printed_address());
+            println!("Listening for transport {} at address: {printed}", transport.name());
             let _ = std::io::stdout().flush();
         }
         let _ = STARTED_AT.set((
             CString::new(transport.name()).unwrap_or_default(),
-            CString::new(listener.printed_address()).unwrap_or_default(),
+            CString::new(printed.as_str()).unwrap_or_default(),
         ));
         // For attaching by process id (JDI's ProcessAttachingConnector), as the JDK's agent does.
-        let published = format!("{}:{}", transport.name(), listener.printed_address());
+        let published = format!("{}:{printed}", transport.name());
         if let Err(e) = crate::agent_properties::set(jni, crate::agent_properties::LISTENER_ADDRESS, &published) {
             tracing::debug!(?e, "listener address not published");
         }

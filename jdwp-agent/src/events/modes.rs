@@ -1,5 +1,6 @@
 //! Which JVMTI events are enabled for all threads: exactly those some request (or the method entry
-//! and class unload trackers, or the `Thread.resume` guard of [`crate::app_resume`]) needs right now, so that an idle debugger costs the VM nothing.
+//! and class unload trackers, or the `Thread.resume` guard of [`crate::app_resume`]) needs right
+//! now, so that an idle debugger costs the VM nothing.
 //! Single steps and frame pops are never enabled globally: steps enable them per thread.
 
 use std::collections::HashMap;
