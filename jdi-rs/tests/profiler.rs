@@ -263,3 +263,53 @@ async fn bad_arguments_and_missing_features_get_error_replies() {
     assert!(!report.running);
     assert_eq!(report.samples, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn allocation_sites_estimate_counts_and_see_garbage_freed() {
+    // AllocSites allocates 300,000 Blobs keeping every tenth, and 30,000 Smalls keeping none,
+    // then collects garbage and prints "alloc done". Sampling starts before it runs.
+    let jvm = Debuggee::builder("AllocSites").agent(ours()).spawn().expect("debuggee starts");
+    let vm = jdi::attach(&jvm.address().to_string(), Some(TIMEOUT)).await.expect("attach");
+    let mut events = vm.event_queue().expect("the event queue");
+    let set = events.next_within(TIMEOUT).await.expect("VM start event");
+    assert!(matches!(set.events.as_slice(), [Event::VmStart { .. }]), "{set:?}");
+    let profiler = Profiler::detect(&vm).await.unwrap();
+    profiler.alloc_start(4096, 0).await.unwrap();
+    vm.resume().await.unwrap();
+    let jvm = tokio::task::spawn_blocking(move || {
+        jvm.wait_for_line("alloc done", TIMEOUT).unwrap_or_else(|e| panic!("{e}\n{}", jvm.output_text()));
+        jvm
+    })
+    .await
+    .unwrap();
+    profiler.alloc_stop().await.unwrap();
+
+    // HotSpot's service thread reports the freed objects shortly after the collection: wait for
+    // the Smalls, all garbage, to be gone from the live counts.
+    let site = |r: &jdwp_protocol::commands::profiler::AllocReportReply, class: &str| {
+        r.sites.iter().find(|s| s.class_signature == class).cloned().unwrap_or_else(|| panic!("no {class} in {r:?}"))
+    };
+    let deadline = Instant::now() + TIMEOUT;
+    let report = loop {
+        let report = profiler.alloc_report(false).await.unwrap();
+        if site(&report, "LAllocSites$Small;").live_count == 0 {
+            break report;
+        }
+        assert!(Instant::now() < deadline, "the Smalls never read as freed: {:?}", site(&report, "LAllocSites$Small;"));
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert!(!report.running && report.sampling_interval_bytes == 4096);
+    let blobs = site(&report, "LAllocSites$Blob;");
+    // About 3,500 samples stand for the 300,000 Blobs; a tenth of them is alive.
+    assert!((255_000..=345_000).contains(&blobs.allocated_count), "{blobs:?}");
+    let live = blobs.live_count as f64 / blobs.allocated_count as f64;
+    assert!((0.07..=0.13).contains(&live), "live fraction {live}: {blobs:?}");
+    let live_bytes = blobs.live_bytes as f64 / blobs.allocated_bytes as f64;
+    assert!((live - live_bytes).abs() < 0.001, "one size, so bytes and counts agree: {blobs:?}");
+
+    // A reset report empties the table; a new run starts from nothing.
+    assert!(!profiler.alloc_report(true).await.unwrap().sites.is_empty());
+    let after = profiler.alloc_report(false).await.unwrap();
+    assert!(after.sites.is_empty() && after.samples == 0, "{after:?}");
+    drop(jvm);
+}

@@ -124,14 +124,18 @@ impl Collected {
         }
     }
 
-    pub fn wait_for_end(&self) {
-        let deadline = Instant::now() + TIMEOUT;
+    /// Waits up to `timeout` for the stream to end; whether it did.
+    pub fn ended_within(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
         let mut g = self.text.lock().unwrap();
         while !g.1 {
             let now = Instant::now();
-            assert!(now < deadline, "timed out waiting for the output to end:\n{}", g.0);
+            if now >= deadline {
+                return false;
+            }
             g = self.changed.wait_timeout(g, deadline - now).unwrap().0;
         }
+        true
     }
 }
 
@@ -224,12 +228,17 @@ impl Driver {
         match rx.recv_timeout(TIMEOUT) {
             Ok(status) => {
                 let status = status.expect("wait for the debugger");
+                // The readers may still hold the last bytes; a process the debugger started may
+                // keep the pipes open, so this wait is bounded and its result not required.
+                for stream in [&self.out, &self.err] {
+                    stream.ended_within(Duration::from_secs(10));
+                }
                 (status, self.out.text(), self.err.text())
             }
             Err(_) => {
                 // SAFETY: plain kill(2) of our own child, which has not been reaped.
                 unsafe { libc::kill(pid as libc::pid_t, libc::SIGKILL) };
-                panic!("the debugger did not exit; output:\n{}", self.out.text());
+                panic!("the debugger did not exit; stdout:\n{}\nstderr:\n{}", self.out.text(), self.err.text());
             }
         }
     }
@@ -244,18 +253,10 @@ impl Drop for Driver {
     }
 }
 
-/// Runs jdb-rs to completion with `args`; returns (exit code, stdout, stderr).
+/// Runs jdb-rs to completion with `args`, stdin closed; returns (exit code, stdout, stderr).
+/// A run that outlives the drivers' timeout is killed and fails the test with what it printed.
 pub fn run_jdb_rs(args: &[&str]) -> (i32, String, String) {
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    let mut cmd = Command::new(jdb_rs());
-    cmd.args(with_agent_args(&args)).stdin(Stdio::null()).env("NO_COLOR", "1");
-    for v in ["JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS"] {
-        cmd.env_remove(v);
-    }
-    let out = cmd.output().expect("run jdb-rs");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    let (status, out, err) = Driver::spawn(&jdb_rs(), &args).wait();
+    (status.code().unwrap_or(-1), out, err)
 }

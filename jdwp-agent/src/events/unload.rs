@@ -5,10 +5,13 @@
 //! else and stands for its signature. A class is unloaded when its loader is collected, and then
 //! its `Class` object is freed: that environment gets an `ObjectFree` event for the tag. Such
 //! callbacks may not use JNI, and run while the VM may be stopped, so they only queue the tag and
-//! nudge the event helper, which matches and reports the unloads. The end of every garbage
-//! collection nudges the helper too, and the helper then asks HotSpot to post the `ObjectFree`
-//! events it may still hold back. So an unload is reported soon after the collection that
-//! unloaded the class (the JDK's agent reports it at its next event after a later collection).
+//! nudge the event helper, which matches and reports the unloads. HotSpot's service thread posts
+//! them right after the collection that freed the classes, so an unload is reported soon after
+//! it (the JDK's agent reports it at its next event after a later collection).
+//!
+//! The environment is never changed after it is made: enabling or disabling `ObjectFree`, setting
+//! callbacks or disposing of it from a Java thread can deadlock HotSpot 17 while the service thread
+//! posts (see `profiling/alloc.rs`).
 //!
 //! Classes prepared while no class unload request exists are tagged when the next one comes; a
 //! class unloaded in between is never reported.
@@ -50,18 +53,15 @@ pub fn tracking() -> bool {
 fn create(agent: &Agent) -> Result<Tracker, String> {
     let env = agent.vm.get_jvmti(sys::JVMTI_VERSION_11).map_err(|e| e.to_string())?;
     let mut caps = jvmtiCapabilities::default();
-    caps.set_can_tag_objects(true)
-        .set_can_generate_object_free_events(true)
-        .set_can_generate_garbage_collection_events(true);
+    caps.set_can_tag_objects(true).set_can_generate_object_free_events(true);
     env.add_capabilities(&caps).map_err(|e| e.to_string())?;
     // SAFETY: the struct is a plain table of `Option<fn>`; all-zero bytes are all `None`.
     let mut callbacks: jvmtiEventCallbacks = unsafe { std::mem::zeroed() };
     callbacks.ObjectFree = Some(on_object_free);
-    callbacks.GarbageCollectionFinish = Some(on_gc_finish);
     env.set_event_callbacks(&callbacks).map_err(|e| e.to_string())?;
-    for event in [sys::JVMTI_EVENT_OBJECT_FREE, sys::JVMTI_EVENT_GARBAGE_COLLECTION_FINISH] {
-        env.set_event_notification_mode(true, event, std::ptr::null_mut()).map_err(|e| e.to_string())?;
-    }
+    // Safe to enable here (see the module doc): the environment has no tags yet.
+    env.set_event_notification_mode(true, sys::JVMTI_EVENT_OBJECT_FREE, std::ptr::null_mut())
+        .map_err(|e| e.to_string())?;
     Ok(Tracker { env, names: Mutex::new(HashMap::new()), next: AtomicI64::new(1) })
 }
 
@@ -134,22 +134,10 @@ unsafe extern "system" fn on_object_free(_: *mut jvmtiEnv, tag: jlong) {
     });
 }
 
-unsafe extern "system" fn on_gc_finish(_: *mut jvmtiEnv) {
-    crate::guard((), || {
-        if tracking() {
-            nudge();
-        }
-    });
-}
-
 /// The unloads since the last call, one composite (policy and events) per class. Event helper only.
 pub fn take_unloads(agent: &Agent, jni: Jni) -> Vec<(SuspendPolicy, Vec<RawEvent>)> {
     NUDGED.store(false, Ordering::Release);
     let Some(tracker) = TRACKER.get() else { return Vec::new() };
-    if tracking() {
-        // Looking tags up makes HotSpot post the ObjectFree events it still holds back.
-        let _ = tracker.env.get_objects_with_tags(&[jlong::MAX]);
-    }
     let freed = std::mem::take(&mut *lock(&FREED));
     let mut out = Vec::new();
     for tag in freed {

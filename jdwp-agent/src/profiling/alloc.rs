@@ -2,11 +2,19 @@
 //! (`SampledObjectAlloc`, after `SetHeapSamplingInterval`) with the allocating stack, aggregated per
 //! site (stack + class), with how much of it is still alive.
 //!
-//! Runs in a JVMTI environment of its own, created at the first `AllocStart`: its events are
-//! enabled only while sampling (the `ObjectFree` events stay on after `AllocStop`, so live counts
-//! keep falling, until the report is reset), and its object tags (one per sampled object, to see
-//! it freed) never mix with the debugger's object IDs, which are tags of the main environment.
-//! `AllocReport` with `reset` disposes of the environment, and all its tags with it.
+//! Runs in a JVMTI environment of its own, created at the first `AllocStart`, so that its object
+//! tags (one per sampled object, to see it freed) never mix with the debugger's object IDs, which
+//! are tags of the main environment. `SampledObjectAlloc` is enabled only while sampling.
+//!
+//! `ObjectFree` is enabled once, with the environment, and the environment is never disposed:
+//! HotSpot 17 deadlocks when a Java thread enables or disables `ObjectFree`, sets callbacks or
+//! disposes of an environment (each first flushes the pending `ObjectFree` events) while the
+//! service thread is posting them and a safepoint is pending. The flushing thread waits in the VM
+//! without letting the safepoint through, and the poster waits for the safepoint (seen in CI: the
+//! transport thread disabling `ObjectFree` in `AllocReport`, a contended-enter callback's
+//! `GetObjectMonitorUsage` asking for the safepoint). A reset therefore only forgets the table:
+//! tags of objects sampled before stay in the environment until those objects die, and their
+//! frees are ignored. Idle, the cost is the `ObjectFree` events of those objects.
 //!
 //! Sampling is statistical: an object of `size` bytes is sampled with probability
 //! `p = 1 - exp(-size / interval)` (the VM picks sampling points by a geometric law of mean
@@ -18,8 +26,8 @@
 //! rules of `agent.rs`). `ObjectFree` may run inside a collection: it only takes the same lock.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Mutex, OnceLock};
 
 use jdwp_protocol::ErrorCode;
 use jni_sys::{JNIEnv, jclass, jobject};
@@ -115,7 +123,8 @@ impl AllocTable {
 /// The sampler's state.
 #[derive(Default)]
 struct State {
-    env: Option<Jvmti>,
+    /// Counts `AllocStart`s, so that a sample taken for an earlier run is not recorded in a later one.
+    run: u64,
     running: bool,
     interval: i32,
     max_depth: i32,
@@ -123,7 +132,9 @@ struct State {
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
-/// Tags for sampled objects (in the sampler's environment only).
+/// The sampler's environment, created at the first `AllocStart` and kept for the VM's life.
+static ENV: OnceLock<Jvmti> = OnceLock::new();
+/// Tags for sampled objects (in the sampler's environment only), never reused.
 static NEXT_TAG: AtomicI64 = AtomicI64::new(1);
 
 fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> T {
@@ -131,24 +142,36 @@ fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> T {
     f(guard.get_or_insert_with(State::default))
 }
 
-/// Creates the sampler's environment, with its callbacks; nothing is enabled yet.
-fn create_env(agent: &Agent) -> Result<Jvmti, ErrorCode> {
+/// The sampler's environment, with its callbacks and `ObjectFree` on (see the module doc).
+fn env(agent: &Agent) -> Result<Jvmti, ErrorCode> {
+    // Only the transport thread starts sampling, so the environment is never created twice.
+    if let Some(&env) = ENV.get() {
+        return Ok(env);
+    }
     let env = agent.vm.get_jvmti(sys::JVMTI_VERSION_11)?;
     let mut caps = jvmtiCapabilities::default();
     caps.set_can_generate_sampled_object_alloc_events(true)
         .set_can_tag_objects(true)
         .set_can_generate_object_free_events(true);
-    if let Err(e) = env.add_capabilities(&caps) {
-        // SAFETY: the environment was just created and no handle to it escapes.
-        let _ = unsafe { env.dispose_environment() };
+    let ready = env.add_capabilities(&caps).map_err(|e| {
         tracing::warn!(error = %e, "no allocation sampling in this VM");
-        return Err(ErrorCode::NOT_IMPLEMENTED);
+        ErrorCode::NOT_IMPLEMENTED
+    });
+    let ready = ready.and_then(|()| {
+        // SAFETY: the struct is a plain table of `Option<fn>`; all-zero bytes are all `None`.
+        let mut callbacks: jvmtiEventCallbacks = unsafe { std::mem::zeroed() };
+        callbacks.SampledObjectAlloc = Some(on_sampled_alloc);
+        callbacks.ObjectFree = Some(on_object_free);
+        env.set_event_callbacks(&callbacks)?;
+        // Safe to enable here: the environment has no tags yet, so there is nothing to flush.
+        Ok(env.set_event_notification_mode(true, sys::JVMTI_EVENT_OBJECT_FREE, std::ptr::null_mut())?)
+    });
+    if let Err(e) = ready {
+        // SAFETY: the environment was just created, has no tags and no handle to it escapes.
+        let _ = unsafe { env.dispose_environment() };
+        return Err(e);
     }
-    // SAFETY: the struct is a plain table of `Option<fn>`; all-zero bytes are all `None`.
-    let mut callbacks: jvmtiEventCallbacks = unsafe { std::mem::zeroed() };
-    callbacks.SampledObjectAlloc = Some(on_sampled_alloc);
-    callbacks.ObjectFree = Some(on_object_free);
-    env.set_event_callbacks(&callbacks)?;
+    let _ = ENV.set(env);
     Ok(env)
 }
 
@@ -157,72 +180,44 @@ pub fn start(agent: &Agent, interval: i32, max_depth: i32) -> Result<(), ErrorCo
     if interval < 0 || max_depth < 0 {
         return Err(ErrorCode::ILLEGAL_ARGUMENT);
     }
-    // A fresh environment: the old one's tags (and pending frees) go with it.
-    dispose();
-    let env = create_env(agent)?;
+    let env = env(agent)?;
     env.set_heap_sampling_interval(interval)?;
     with_state(|s| {
         *s = State {
-            env: Some(env),
+            run: s.run + 1,
             running: true,
             interval,
             max_depth: if max_depth == 0 { DEFAULT_MAX_DEPTH } else { max_depth },
             table: AllocTable::default(),
         }
     });
-    for event in [sys::JVMTI_EVENT_OBJECT_FREE, sys::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC] {
-        if let Err(e) = env.set_event_notification_mode(true, event, std::ptr::null_mut()) {
-            dispose();
-            return Err(e.into());
-        }
+    if let Err(e) = env.set_event_notification_mode(true, sys::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, std::ptr::null_mut()) {
+        with_state(|s| s.running = false);
+        return Err(e.into());
     }
     Ok(())
 }
 
 /// Stops sampling; freed objects are still counted until the report is reset.
 pub fn stop() -> Result<(), ErrorCode> {
-    let env = with_state(|s| {
-        s.running = false;
-        s.env
-    });
-    if let Some(env) = env {
+    with_state(|s| s.running = false);
+    if let Some(env) = ENV.get() {
         env.set_event_notification_mode(false, sys::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, std::ptr::null_mut())?;
     }
     Ok(())
 }
 
-/// Stops everything and drops the environment (and its tags).
-pub fn dispose() {
-    let env = with_state(|s| {
-        s.running = false;
-        s.env.take()
-    });
-    if let Some(env) = env {
-        for event in [sys::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, sys::JVMTI_EVENT_OBJECT_FREE] {
-            let _ = env.set_event_notification_mode(false, event, std::ptr::null_mut());
-        }
-        // SAFETY: the handle was taken out of the state, so no new callback work starts with it;
-        // callbacks still running get their environment from the VM, which stops calling them.
-        let _ = unsafe { env.dispose_environment() };
-    }
-}
-
 /// A copy of the sites for a report: (running, interval, samples, sites by decreasing bytes).
-/// `reset` discards them (and the environment) afterwards.
+/// `reset` discards them afterwards; sampling, if on, goes on into an empty table.
 pub fn report(reset: bool) -> (bool, i32, i64, Vec<Site>) {
-    // Looking tags up makes HotSpot post the ObjectFree events it still holds back.
-    if let Some(env) = with_state(|s| s.env) {
-        let _ = env.get_objects_with_tags(&[jlong::MAX]);
-    }
-    let out = with_state(|s| {
+    with_state(|s| {
         let sites = s.table.sorted_sites().into_iter().cloned().collect();
-        (s.running, s.interval, s.table.samples, sites)
-    });
-    if reset {
-        dispose();
-        with_state(|s| s.table = AllocTable::default());
-    }
-    out
+        let out = (s.running, s.interval, s.table.samples, sites);
+        if reset {
+            s.table = AllocTable::default();
+        }
+        out
+    })
 }
 
 /// Whether sampling is on.
@@ -241,7 +236,7 @@ unsafe extern "system" fn on_sampled_alloc(
     crate::guard((), || {
         // SAFETY: the VM calls back with the live environment the callbacks were set on.
         let Some(env) = (unsafe { Jvmti::from_raw(jvmti_env) }) else { return };
-        let (running, max_depth, interval) = with_state(|s| (s.running, s.max_depth, s.interval));
+        let (run, running, max_depth, interval) = with_state(|s| (s.run, s.running, s.max_depth, s.interval));
         if !running {
             return;
         }
@@ -253,24 +248,17 @@ unsafe extern "system" fn on_sampled_alloc(
         let tag = NEXT_TAG.fetch_add(1, Ordering::Relaxed);
         let tracked = env.set_tag(object, tag).is_ok();
         with_state(|s| {
-            // Sampling may have been restarted meanwhile, in a new environment: drop the sample.
-            if s.running && s.env == Some(env) {
+            // Sampling may have been restarted meanwhile: the sample belongs to the old run.
+            if s.running && s.run == run {
                 s.table.record(stack, class_signature, size, interval, tracked.then_some(tag));
             }
         });
     });
 }
 
-unsafe extern "system" fn on_object_free(jvmti_env: *mut jvmtiEnv, tag: jlong) {
-    crate::guard((), || {
-        // SAFETY: as in `on_sampled_alloc`.
-        let env = unsafe { Jvmti::from_raw(jvmti_env) };
-        with_state(|s| {
-            if s.env == env {
-                s.table.freed(tag);
-            }
-        });
-    });
+unsafe extern "system" fn on_object_free(_: *mut jvmtiEnv, tag: jlong) {
+    // Tags are never reused, so a tag from before a reset is simply not in the table.
+    crate::guard((), || with_state(|s| s.table.freed(tag)));
 }
 
 #[cfg(test)]
