@@ -16,7 +16,10 @@
 //! - `ours-idle`: our agent, a jdi-rs client attached that asks for nothing (the baseline of the
 //!   two below, so they show what sampling itself costs);
 //! - `ours-10ms`, `ours-1ms`: our agent sampling every thread that ran, at that interval, from
-//!   before the work starts to its end.
+//!   before the work starts to its end, with its default mechanism (signals and
+//!   `AsyncGetCallTrace` in HotSpot);
+//! - `ours-10ms-jvmti`, `ours-1ms-jvmti`: the same with JVMTI stack traces
+//!   (`CPU_FLAG_JVMTI_STACKS`), the mechanism of earlier versions.
 //!
 //! The work is the same in every JVM (the checksum must match). Overheads are medians of the
 //! work's wall time against the matching baseline. Samples per second are samples recorded over
@@ -35,7 +38,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use jdi::Value;
-use jdi::profiler::Profiler;
+use jdi::profiler::{CPU_FLAG_JVMTI_STACKS, Profiler};
 use test_rig::{Agent, Debuggee};
 
 use crate::{format_number, median};
@@ -120,7 +123,8 @@ pub fn main(argv: &[String]) -> Result<(), String> {
 // ---- CPU sampling overhead ------------------------------------------------------------------
 
 /// The configurations, in table order.
-const CONFIGS: [&str; 6] = ["plain", "jfr-10ms", "jfr-1ms", "ours-idle", "ours-10ms", "ours-1ms"];
+const CONFIGS: [&str; 8] =
+    ["plain", "jfr-10ms", "jfr-1ms", "ours-idle", "ours-10ms", "ours-1ms", "ours-10ms-jvmti", "ours-1ms-jvmti"];
 
 /// What one workload JVM measured.
 #[derive(Debug, Clone, Copy)]
@@ -237,15 +241,16 @@ async fn work_run(opts: &Options, lib: &Path, dir: &Path, config: &str) -> Resul
     let done = if ours {
         let vm = jdi::attach(&jvm.address().to_string(), Some(WORK_TIMEOUT)).await.map_err(|e| e.to_string())?;
         let jvm = wait_line(jvm, "ready").await?;
-        let profiler = match config {
+        let profiler = match config.trim_end_matches("-jvmti") {
             "ours-10ms" => Some(Duration::from_millis(10)),
             "ours-1ms" => Some(Duration::from_millis(1)),
             _ => None,
         };
+        let flags = if config.ends_with("-jvmti") { CPU_FLAG_JVMTI_STACKS } else { 0 };
         let profiler = match profiler {
             Some(interval) => {
                 let p = Profiler::detect(&vm).await.map_err(|e| e.to_string())?;
-                p.cpu_start(interval, 0, &[]).await.map_err(|e| e.to_string())?;
+                p.cpu_start_with_flags(interval, 0, &[], flags).await.map_err(|e| e.to_string())?;
                 Some(p)
             }
             None => None,

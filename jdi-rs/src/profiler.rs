@@ -25,7 +25,7 @@ pub use p::{
 
 mod alloc_monitor_dump;
 
-pub use p::{MonitorOwner, MonitorSite};
+pub use p::{CPU_FLAG_JVMTI_STACKS, MonitorOwner, MonitorSite};
 
 /// What [`JdiError::Unsupported`] says when the agent has no profiler.
 const NO_PROFILER: &str = "profile: its JDWP agent has no Profiler command set (it is not jdwp-rs's agent)";
@@ -75,11 +75,23 @@ impl Profiler {
     /// Starts CPU sampling every `interval` (at least 100 µs), stacks of at most `max_depth`
     /// frames (0: the agent's default), of `threads` only (empty: all threads).
     pub async fn cpu_start(&self, interval: Duration, max_depth: i32, threads: &[ThreadReference]) -> Result<()> {
+        self.cpu_start_with_flags(interval, max_depth, threads, 0).await
+    }
+
+    /// [`Profiler::cpu_start`] with `CpuStart`'s flags, e.g. [`CPU_FLAG_JVMTI_STACKS`] to sample
+    /// with JVMTI stack traces where the agent would use signals.
+    pub async fn cpu_start_with_flags(
+        &self,
+        interval: Duration,
+        max_depth: i32,
+        threads: &[ThreadReference],
+        flags: i32,
+    ) -> Result<()> {
         self.require(feature::CPU)?;
         let interval_micros = i32::try_from(interval.as_micros())
             .map_err(|_| JdiError::InvalidArgument(format!("sampling interval {interval:?} is too long")))?;
         let threads = threads.iter().map(|t| t.id()).collect();
-        self.vm.send(&p::CpuStart { interval_micros, max_depth, threads, flags: 0 }).await?;
+        self.vm.send(&p::CpuStart { interval_micros, max_depth, threads, flags }).await?;
         Ok(())
     }
 

@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{TIMEOUT, our_agent_path};
-use jdi::profiler::{LockKind, Profiler, ProfilerEvent, ProfilerEventKind, feature, frame_name};
+use jdi::profiler::{CPU_FLAG_JVMTI_STACKS, LockKind, Profiler, ProfilerEvent, ProfilerEventKind, feature, frame_name};
 use jdi::{Event, EventQueue, JdiError, Value, VirtualMachine};
 use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee};
 
@@ -57,10 +57,19 @@ async fn discovery_lists_our_features_and_the_jdk_agent_reads_as_unsupported() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_hot_method_dominates_the_cpu_report() {
+async fn a_hot_method_dominates_the_cpu_report_sampled_with_signals() {
+    a_hot_method_dominates_the_cpu_report(0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hot_method_dominates_the_cpu_report_sampled_with_jvmti_stacks() {
+    a_hot_method_dominates_the_cpu_report(CPU_FLAG_JVMTI_STACKS).await;
+}
+
+async fn a_hot_method_dominates_the_cpu_report(flags: i32) {
     let (_jvm, vm, _events) = run("Profiled", ours(), "ready").await;
     let profiler = Profiler::detect(&vm).await.unwrap();
-    profiler.cpu_start(Duration::from_millis(1), 0, &[]).await.unwrap();
+    profiler.cpu_start_with_flags(Duration::from_millis(1), 0, &[], flags).await.unwrap();
     // Wait (bounded) until enough samples are in to judge.
     let deadline = Instant::now() + TIMEOUT;
     let report = loop {
@@ -101,14 +110,41 @@ async fn a_hot_method_dominates_the_cpu_report() {
     let hot_thread = report.threads.iter().find(|t| t.name == "hot").expect("the hot thread is listed");
     assert!(!hot_thread.thread.is_null());
     assert!(top.per_thread.iter().all(|s| s.thread_index == hot_thread.index), "{top:?}");
-    // The sleeping main thread never ran long enough to be sampled much: idle visits are skipped.
-    assert!(report.idle_skipped > 0, "{report:?}");
+    if flags == CPU_FLAG_JVMTI_STACKS {
+        // The sleeping main thread never ran long enough to be sampled much: idle visits are skipped.
+        assert!(report.idle_skipped > 0, "{report:?}");
+    } else {
+        // Signals only ever interrupt a running thread: there are no idle visits to skip.
+        assert_eq!(report.idle_skipped, 0, "{report:?}");
+    }
 
     // Stopped: no more samples; a reset empties the report.
     let stopped = profiler.cpu_report(true).await.unwrap();
     assert!(!stopped.running);
     let after = profiler.cpu_report(false).await.unwrap();
     assert_eq!((after.samples, after.traces.len()), (0, 0));
+
+    // Limited to the (mostly sleeping) main thread: the busy "hot" thread is never sampled.
+    let mut main = None;
+    for t in vm.all_threads().await.unwrap() {
+        if t.name().await.unwrap() == "main" {
+            main = Some(t);
+        }
+    }
+    let main = main.expect("the main thread");
+    profiler.cpu_start_with_flags(Duration::from_millis(1), 0, std::slice::from_ref(&main), flags).await.unwrap();
+    let deadline = Instant::now() + TIMEOUT;
+    let report = loop {
+        let report = profiler.cpu_report(false).await.unwrap();
+        if report.ticks >= 200 {
+            break report;
+        }
+        assert!(Instant::now() < deadline, "only {} ticks: {report:?}", report.ticks);
+        tokio::task::yield_now().await;
+    };
+    profiler.cpu_stop().await.unwrap();
+    assert!(report.threads.iter().all(|t| t.name == "main"), "{report:?}");
+    assert!(report.traces.iter().all(|t| t.frames.first().is_none_or(|f| f.method_name != "hot")), "{report:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -234,7 +270,7 @@ async fn bad_arguments_and_missing_features_get_error_replies() {
     // Too short an interval, a negative depth, flags this version does not define.
     assert_eq!(code(vm.send(&cpu(10, 0, 0)).await.map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
     assert_eq!(code(vm.send(&cpu(1000, -1, 0)).await.map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
-    assert_eq!(code(vm.send(&cpu(1000, 0, 1)).await.map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
+    assert_eq!(code(vm.send(&cpu(1000, 0, 2)).await.map(drop)), Some(ErrorCode::ILLEGAL_ARGUMENT));
     // A thread filter naming something that is no thread.
     let not_a_thread = p::CpuStart {
         interval_micros: 1000,

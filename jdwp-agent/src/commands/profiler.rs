@@ -32,16 +32,14 @@ fn capabilities(agent: &Agent, _: Capabilities) -> Result<CapabilitiesReply, Err
 }
 
 /// Version 1 defines no flags.
-fn check_flags(flags: i32) -> Result<(), ErrorCode> {
-    if flags == 0 { Ok(()) } else { Err(ErrorCode::ILLEGAL_ARGUMENT) }
-}
-
 fn cpu_start(agent: &Agent, cmd: CpuStart) -> Result<CpuStartReply, ErrorCode> {
     let profiler = profiler()?;
     if !agent.jvmti.get_capabilities()?.can_get_thread_cpu_time() {
         return Err(ErrorCode::NOT_IMPLEMENTED);
     }
-    check_flags(cmd.flags)?;
+    if cmd.flags & !cpu::FLAG_JVMTI_STACKS != 0 {
+        return Err(ErrorCode::ILLEGAL_ARGUMENT);
+    }
     if cmd.interval_micros < MIN_INTERVAL_MICROS || cmd.max_depth < 0 {
         return Err(ErrorCode::ILLEGAL_ARGUMENT);
     }
@@ -61,14 +59,14 @@ fn cpu_start(agent: &Agent, cmd: CpuStart) -> Result<CpuStartReply, ErrorCode> {
         Some(threads)
     };
     let interval = Duration::from_micros(cmd.interval_micros as u64);
-    lock(&profiler.cpu).start(jni, interval, depth, filter)?;
+    lock(&profiler.cpu).start(agent, jni, interval, depth, filter, cmd.flags)?;
     profiler.ensure_thread(agent, jni)?;
     Ok(CpuStartReply {})
 }
 
 fn cpu_stop(agent: &Agent, _: CpuStop) -> Result<CpuStopReply, ErrorCode> {
     let profiler = profiler()?;
-    lock(&profiler.cpu).stop(agent.jni()?);
+    lock(&profiler.cpu).stop(agent, agent.jni()?);
     Ok(CpuStopReply {})
 }
 

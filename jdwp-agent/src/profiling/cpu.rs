@@ -1,6 +1,11 @@
 //! CPU sampling: every interval, the stacks of the threads that ran since the previous tick.
 //!
-//! Mechanism (see `spec-notes/profiler.md`): per tick, the profiler thread reads each sampled
+//! Two mechanisms (see `spec-notes/profiler.md`). Where the VM has `AsyncGetCallTrace`, signals
+//! ([`super::cpu_signal`]): a timer on the process's CPU time interrupts whichever thread runs,
+//! which takes its own stack; the profiler thread only drains what the signals recorded, every
+//! [`DRAIN_PERIOD`], and attributes each sample to its thread by the thread's `JNIEnv`.
+//!
+//! Otherwise, or when asked for ([`FLAG_JVMTI_STACKS`]), JVMTI stack traces: per tick, the profiler thread reads each sampled
 //! thread's CPU time (`GetThreadCpuTime`, a clock read that stops nobody); threads whose time did
 //! not move did not run, cost nothing more and count as `idle_skipped`. The stacks of the others
 //! come from one `GetThreadListStackTraces` call (in JDK 17 a handshake for one thread, a short VM
@@ -17,8 +22,8 @@ use jni_sys::jfieldID;
 use super::stacks::FrameResolver;
 use crate::agent::{Agent, GlobalRef};
 use crate::jni::{JavaType, Jni};
-use crate::jvmti::JvmtiError;
-use crate::jvmti::sys::{self, jlocation, jthread};
+use crate::jvmti::sys::{self, jclass, jlocation, jthread};
+use crate::jvmti::{Jvmti, JvmtiError};
 
 /// Stack depth when the debugger asks for the default (0).
 pub const DEFAULT_DEPTH: i32 = 64;
@@ -26,6 +31,11 @@ pub const DEFAULT_DEPTH: i32 = 64;
 pub const MAX_DEPTH: i32 = 1024;
 /// How often the list of threads is refreshed while sampling all threads.
 const THREAD_REFRESH: Duration = Duration::from_millis(20);
+/// How often the profiler thread drains the signal sampler's ring.
+pub const DRAIN_PERIOD: Duration = Duration::from_millis(10);
+/// `CpuStart` flag: take stacks with JVMTI (a short safepoint per tick) even where signal
+/// sampling is available.
+pub const FLAG_JVMTI_STACKS: i32 = jdwp_protocol::commands::profiler::CPU_FLAG_JVMTI_STACKS;
 
 /// One thread seen by the sampler.
 struct SampledThread {
@@ -50,6 +60,8 @@ struct TraceCounts {
 #[derive(Default)]
 pub struct CpuSampler {
     running: bool,
+    /// Whether the running (or last) sampling used signals.
+    signal: bool,
     interval: Duration,
     max_depth: i32,
     /// Sample only these threads (none: all threads, refreshed as they come and go).
@@ -61,6 +73,8 @@ pub struct CpuSampler {
     threads: Vec<SampledThread>,
     /// Java thread ID (`Thread.tid`) → index into `threads`.
     by_tid: HashMap<i64, usize>,
+    /// `JNIEnv` address → index into `threads` (signal sampling).
+    by_env: HashMap<usize, usize>,
     /// Stack as (method ID, bytecode index) pairs, innermost first → counts.
     traces: HashMap<Vec<(usize, jlocation)>, TraceCounts>,
     ticks: i64,
@@ -70,6 +84,8 @@ pub struct CpuSampler {
     sampler_cpu: i64,
     stack_walk: i64,
     tid_field: Option<usize>,
+    /// `Thread.eetop` and how far a thread's `JNIEnv` lies from it (signal sampling).
+    env_of_thread: Option<(usize, isize)>,
 }
 
 /// The calling thread's CPU time in nanoseconds (0 if it cannot be read).
@@ -84,13 +100,16 @@ impl CpuSampler {
         if self.running { self.next_tick } else { None }
     }
 
-    /// Starts (or restarts) sampling, discarding earlier samples.
+    /// Starts (or restarts) sampling, discarding earlier samples; with signals unless `flags`
+    /// asks for JVMTI stacks or the VM cannot do it.
     pub fn start(
         &mut self,
+        agent: &Agent,
         jni: Jni,
         interval: Duration,
         max_depth: i32,
         filter: Option<Vec<jthread>>,
+        flags: i32,
     ) -> Result<(), ErrorCode> {
         let filter = match filter {
             Some(threads) => {
@@ -102,25 +121,66 @@ impl CpuSampler {
             }
             None => None,
         };
+        self.stop(agent, jni);
         self.discard(jni);
         if let Some(old) = self.filter.take() {
             old.iter().for_each(|g| jni.delete_global_ref(g.0));
         }
         let now = Instant::now();
-        self.running = true;
         self.interval = interval;
         self.max_depth = max_depth;
         self.filter = filter;
+        self.next_refresh = Some(now);
+        self.signal = flags & FLAG_JVMTI_STACKS == 0 && self.start_signals(agent, jni, interval, max_depth);
+        // The threads known before the first signal sample, so that it finds its thread.
+        if self.signal {
+            self.refresh_threads(agent, jni);
+            self.next_refresh = Some(now + THREAD_REFRESH);
+        }
+        self.running = true;
         self.started = Some(now);
         self.stopped = None;
-        self.next_tick = Some(now + interval);
-        self.next_refresh = Some(now);
+        self.next_tick = Some(now + if self.signal { DRAIN_PERIOD } else { interval });
         Ok(())
     }
 
+    /// Sets up and starts signal sampling; false if this VM cannot.
+    fn start_signals(&mut self, agent: &Agent, jni: Jni, interval: Duration, max_depth: i32) -> bool {
+        let Ok(profiler) = super::profiler() else { return false };
+        if max_depth > super::cpu_signal::MAX_DEPTH
+            || !super::cpu_signal::available(agent.vm)
+            || self.env_of_thread(agent, jni).is_none()
+        {
+            return false;
+        }
+        // Class load events on (AsyncGetCallTrace requires them) and method IDs for every class,
+        // the ones loaded from now on through the profiling environment's ClassPrepare callback.
+        CLASS_EVENTS_WANTED.store(true, std::sync::atomic::Ordering::Release);
+        let events = [sys::JVMTI_EVENT_CLASS_LOAD, sys::JVMTI_EVENT_CLASS_PREPARE];
+        if events.iter().any(|&e| profiler.env.set_event_notification_mode(true, e, std::ptr::null_mut()).is_err()) {
+            stop_class_events();
+            return false;
+        }
+        if let Ok(classes) = agent.jvmti.get_loaded_classes() {
+            super::cpu_signal::prepare_methods(profiler.env, &classes);
+            classes.iter().for_each(|&c| jni.delete_local_ref(c));
+        }
+        if super::cpu_signal::start(agent.vm, interval, max_depth) {
+            true
+        } else {
+            stop_class_events();
+            false
+        }
+    }
+
     /// Stops sampling; the samples stay for the report.
-    pub fn stop(&mut self, _jni: Jni) {
+    pub fn stop(&mut self, agent: &Agent, jni: Jni) {
         if self.running {
+            if self.signal {
+                super::cpu_signal::stop();
+                stop_class_events();
+                self.drain(agent, jni);
+            }
             self.running = false;
             self.stopped = Some(Instant::now());
         }
@@ -132,6 +192,7 @@ impl CpuSampler {
             jni.delete_global_ref(t.thread.0);
         }
         self.by_tid.clear();
+        self.by_env.clear();
         self.traces.clear();
         self.ticks = 0;
         self.samples = 0;
@@ -151,8 +212,56 @@ impl CpuSampler {
             return;
         }
         let cpu_before = thread_cpu_nanos(agent);
-        self.sample(agent, jni);
+        if self.signal {
+            let now = Instant::now();
+            self.next_tick = Some(now + DRAIN_PERIOD);
+            if self.next_refresh.is_some_and(|r| now >= r) {
+                self.refresh_threads(agent, jni);
+                self.next_refresh = Some(now + THREAD_REFRESH);
+            }
+            self.drain(agent, jni);
+        } else {
+            self.sample(agent, jni);
+        }
         self.sampler_cpu += thread_cpu_nanos(agent) - cpu_before;
+    }
+
+    /// Takes in what the signal handler recorded (signal sampling).
+    fn drain(&mut self, agent: &Agent, jni: Jni) {
+        let mut unknown: Vec<(usize, Vec<(usize, jlocation)>)> = Vec::new();
+        let take = |this: &mut Self, env: usize, frames: &[(usize, jlocation)], unknown: &mut Vec<_>| match this
+            .by_env
+            .get(&env)
+        {
+            Some(&index) => this.record(index, frames.to_vec()),
+            None => unknown.push((env, frames.to_vec())),
+        };
+        super::cpu_signal::drain(|(env, frames)| {
+            if let Ok(frames) = frames {
+                take(self, env, frames, &mut unknown);
+            }
+        });
+        // A thread started since the last refresh: look again, once.
+        if !unknown.is_empty() {
+            self.refresh_threads(agent, jni);
+            for (env, frames) in unknown {
+                if let Some(&index) = self.by_env.get(&env) {
+                    self.record(index, frames);
+                }
+            }
+        }
+        (self.ticks, _, self.stack_walk) = super::cpu_signal::counters();
+    }
+
+    /// One stack of thread `index`.
+    fn record(&mut self, index: usize, key: Vec<(usize, jlocation)>) {
+        let counts = self.traces.entry(key).or_default();
+        counts.samples += 1;
+        *counts.per_thread.entry(index).or_default() += 1;
+        if let Some(t) = self.threads.get_mut(index) {
+            t.samples += 1;
+        }
+        self.samples += 1;
     }
 
     fn sample(&mut self, agent: &Agent, jni: Jni) {
@@ -203,11 +312,7 @@ impl CpuSampler {
                 continue;
             }
             let key: Vec<(usize, jlocation)> = stack.frames.iter().map(|f| (f.method as usize, f.location)).collect();
-            let counts = self.traces.entry(key).or_default();
-            counts.samples += 1;
-            *counts.per_thread.entry(index).or_default() += 1;
-            self.threads[index].samples += 1;
-            self.samples += 1;
+            self.record(index, key);
         }
     }
 
@@ -227,6 +332,7 @@ impl CpuSampler {
             },
         };
         let Some(tid_field) = self.tid_field(agent, jni) else { return };
+        let env_of_thread = if self.signal { self.env_of_thread(agent, jni) } else { None };
         for thread in candidates {
             // SAFETY: `tid_field` is `Thread.tid`, a long, and `thread` is a Thread.
             let tid = unsafe { jni.get_field(thread, tid_field, JavaType::Long).j };
@@ -236,9 +342,34 @@ impl CpuSampler {
             let Ok(global) = jni.new_global_ref(thread) else { continue };
             let name = agent.jvmti.get_thread_info(thread).map(|i| i.name).unwrap_or_default();
             let last_cpu = agent.jvmti.get_thread_cpu_time(thread).unwrap_or(-1);
-            self.by_tid.insert(tid, self.threads.len());
+            let env = env_of_thread.map_or(0, |(eetop, offset)| thread_env(jni, thread, eetop, offset));
+            let index = self.threads.len();
+            self.by_tid.insert(tid, index);
+            if env != 0 {
+                // A later thread may reuse a dead one's address: the newest owner wins.
+                self.by_env.insert(env, index);
+            }
             self.threads.push(SampledThread { thread: GlobalRef(global), name, last_cpu, samples: 0, alive: true });
         }
+    }
+
+    /// `Thread.eetop` (HotSpot's address of the thread's VM structure, which holds its `JNIEnv`)
+    /// and the distance from it to the `JNIEnv`, learnt from the calling thread, whose `JNIEnv`
+    /// is known. `None` if the field is missing (not HotSpot).
+    fn env_of_thread(&mut self, agent: &Agent, jni: Jni) -> Option<(jfieldID, isize)> {
+        if self.env_of_thread.is_none() {
+            let thread_class = agent.known().ok()?.thread.0;
+            let eetop = jni.get_field_id(thread_class, "eetop", "J").ok()?;
+            let me = agent.jvmti.get_current_thread().ok()?;
+            // SAFETY: `eetop` is `Thread.eetop`, a long, and `me` is a Thread.
+            let address = unsafe { jni.get_field(me, eetop, JavaType::Long).j } as isize;
+            jni.delete_local_ref(me);
+            if address == 0 {
+                return None;
+            }
+            self.env_of_thread = Some((eetop as usize, jni.as_raw() as isize - address));
+        }
+        self.env_of_thread.map(|(f, offset)| (f as jfieldID, offset))
     }
 
     fn tid_field(&mut self, agent: &Agent, jni: Jni) -> Option<jfieldID> {
@@ -251,6 +382,9 @@ impl CpuSampler {
 
     /// The report: traces by decreasing samples, numbered from 1 in that order.
     pub fn report(&mut self, agent: &Agent, jni: Jni, reset: bool) -> Result<CpuReportReply, ErrorCode> {
+        if self.running && self.signal {
+            self.drain(agent, jni);
+        }
         let mut resolver = FrameResolver::new(agent.jvmti);
         let mut threads = Vec::new();
         for (index, t) in self.threads.iter().enumerate() {
@@ -300,4 +434,52 @@ impl CpuSampler {
         }
         Ok(reply)
     }
+}
+
+/// The `JNIEnv` address of a live `thread` (0 if it has ended or not started).
+fn thread_env(jni: Jni, thread: jthread, eetop: jfieldID, offset: isize) -> usize {
+    // SAFETY: `eetop` is `Thread.eetop`, a long, and `thread` is a Thread.
+    let address = unsafe { jni.get_field(thread, eetop, JavaType::Long).j } as isize;
+    if address == 0 { 0 } else { (address + offset) as usize }
+}
+
+/// Whether signal sampling needs the profiling environment's class events (read by its
+/// `ClassPrepare` callback).
+static CLASS_EVENTS_WANTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn stop_class_events() {
+    CLASS_EVENTS_WANTED.store(false, std::sync::atomic::Ordering::Release);
+    if let Ok(profiler) = super::profiler() {
+        for event in [sys::JVMTI_EVENT_CLASS_PREPARE, sys::JVMTI_EVENT_CLASS_LOAD] {
+            let _ = profiler.env.set_event_notification_mode(false, event, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The profiling environment's `ClassLoad` callback: nothing to do, but `AsyncGetCallTrace`
+/// works only while class load events are enabled somewhere.
+pub(super) unsafe extern "system" fn on_class_load(
+    _: *mut sys::jvmtiEnv,
+    _: *mut jni_sys::JNIEnv,
+    _: jthread,
+    _: jclass,
+) {
+}
+
+/// The profiling environment's `ClassPrepare` callback: makes the class's method IDs for the
+/// signal handler.
+pub(super) unsafe extern "system" fn on_class_prepare(
+    jvmti_env: *mut sys::jvmtiEnv,
+    _: *mut jni_sys::JNIEnv,
+    _: jthread,
+    class: jclass,
+) {
+    crate::guard((), || {
+        if CLASS_EVENTS_WANTED.load(std::sync::atomic::Ordering::Acquire)
+            // SAFETY: the VM calls back with the environment the callbacks were set on.
+            && let Some(env) = unsafe { Jvmti::from_raw(jvmti_env) }
+        {
+            super::cpu_signal::prepare_methods(env, &[class]);
+        }
+    });
 }

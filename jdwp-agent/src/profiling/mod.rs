@@ -17,6 +17,7 @@
 
 pub mod alloc;
 pub mod cpu;
+pub mod cpu_signal;
 pub mod deadlock;
 pub mod events;
 pub mod gc;
@@ -75,6 +76,9 @@ pub(crate) fn on_load(vm: JavaVm) {
         let mut callbacks: jvmtiEventCallbacks = unsafe { std::mem::zeroed() };
         callbacks.GarbageCollectionStart = Some(gc::on_gc_start);
         callbacks.GarbageCollectionFinish = Some(gc::on_gc_finish);
+        // Enabled only while signal sampling runs (see `cpu_signal`).
+        callbacks.ClassLoad = Some(cpu::on_class_load);
+        callbacks.ClassPrepare = Some(cpu::on_class_prepare);
         env.set_event_callbacks(&callbacks)?;
         let wake = env.create_raw_monitor("JDWP profiler")?;
         Ok(Profiler {
@@ -177,7 +181,7 @@ fn run(agent: &Agent, jni: Jni, profiler: &Profiler) {
 pub(crate) fn session_ended(agent: &Agent, jni: Jni) {
     let Ok(profiler) = profiler() else { return };
     profiler.events.unsubscribe_all(profiler);
-    lock(&profiler.cpu).stop(jni);
+    lock(&profiler.cpu).stop(agent, jni);
     profiler.gc.stop_watching(profiler);
     let _ = alloc::stop();
     monitors::session_ended(agent);

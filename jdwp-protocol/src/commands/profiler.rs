@@ -9,8 +9,8 @@
 //!
 //! Versioning: [`CapabilitiesReply::version`] is [`VERSION`]. A layout published under a version
 //! never changes; a later version adds commands (new numbers) or feature names, never reshapes an
-//! existing body. Every start command carries a `flags` word that this version requires to be 0
-//! (anything else is `ILLEGAL_ARGUMENT`), so options can be added without new commands.
+//! existing body. Every start command carries a `flags` word: undefined bits are `ILLEGAL_ARGUMENT`, so
+//! options can be added without new commands ([`CPU_FLAG_JVMTI_STACKS`] is the one defined).
 //!
 //! Stacks travel as strings (class signature, method name and signature, source file, line), not
 //! as IDs: the reports outlive the classes and threads they mention, and a client prints them
@@ -30,6 +30,10 @@ pub const VERSION: i32 = 1;
 /// What our agent's `VirtualMachine.Version` description contains: the only safe test before
 /// sending a vendor command (see the module's documentation).
 pub const AGENT_MARKER: &str = "jdbg-rs agent";
+
+/// [`CpuStart`] flag: take stacks with JVMTI stack traces (a short safepoint or handshake per tick)
+/// even where the agent can sample with signals (`AsyncGetCallTrace`), for comparison.
+pub const CPU_FLAG_JVMTI_STACKS: i32 = 1;
 
 /// Feature names a [`CapabilitiesReply`] may list; each names the commands it makes available.
 pub mod feature {
