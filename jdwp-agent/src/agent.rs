@@ -220,6 +220,13 @@ impl Agent {
         Ok(obj)
     }
 
+    /// The ID a thread already has, if any: safe on any thread (the VM call comes before the lock,
+    /// which guards plain data only; see the locking rules).
+    pub fn existing_thread_id(&self, thread: jthread) -> Option<ThreadId> {
+        let tag = self.jvmti.get_tag(thread).ok().filter(|&t| t > 0)? as u64;
+        lock(&self.ids).entries.contains_key(&tag).then_some(ThreadId(tag))
+    }
+
     /// The thread ID of a thread object (agent threads included; callers filter).
     pub fn thread_id(&self, jni: Jni, thread: jthread) -> Result<ThreadId, ErrorCode> {
         self.object_id(jni, thread).map(|id| ThreadId(id.0))

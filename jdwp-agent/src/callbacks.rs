@@ -434,7 +434,28 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
     }
     let event_thread = if thread.is_null() || agent_thread { None } else { global(jni, thread) };
     let wait = (policy != SuspendPolicy::None || death) && !agent_thread;
-    if let Err((t, events)) = helper.deliver(policy, event_thread, events, wait) {
+    // A suspending event suspends its own thread here, which the helper then counts: one wake-up
+    // per event instead of two (the helper's "sent", then the resume).
+    let self_suspend = match event_thread {
+        // A thread the debugger has no ID for yet takes the helper's path, which assigns one.
+        Some(t) if wait && !death => agent.existing_thread_id(thread).map(|id| (t, id)),
+        _ => None,
+    };
+    if let Some((t, id)) = self_suspend {
+        let already = agent.threads.lock().begin_self_suspend(id);
+        match helper.deliver_self_suspending(policy, t, events, already) {
+            Ok((flag, done)) => {
+                if !already {
+                    flag.suspend_self(agent, thread, done);
+                }
+            }
+            Err((t, events)) => {
+                // No helper (the VM is going away): nothing was suspended, nothing will be.
+                agent.threads.lock().cancel_self_suspend(id);
+                release(t, events);
+            }
+        }
+    } else if let Err((t, events)) = helper.deliver(policy, event_thread, events, wait) {
         release(t, events);
     }
     if policy != SuspendPolicy::None && !thread.is_null() && !agent_thread {

@@ -4,13 +4,18 @@
 //! Event callbacks run on application threads, which the debugger may suspend at any call into the
 //! VM; they must not hold agent locks across such calls (see [`crate::agent`]). So a callback only
 //! filters and collects global references, then hands the event here. If the event suspends, the
-//! callback waits until it is sent and the suspension requested: when the callback then returns
-//! into the VM, a suspended thread stops there — after the debugger has been told, never before.
-//! Events that suspend nothing are handed over without waiting, as the JDK's agent does.
+//! event thread suspends itself in the VM right after handing it over, and the helper sends the
+//! composite once it sees the thread suspended, counting that suspension as the event's (see
+//! [`EventHelper::deliver_self_suspending`] and `ThreadControl::begin_self_suspend`): the debugger
+//! hears of the event only once its thread is stopped, and the thread sleeps once, until the
+//! resume. (A thread the debugger has no ID for yet, and the VM death event, take the older path:
+//! the callback waits until the composite is sent and the suspension requested, and the thread
+//! stops when it returns into the VM.) Events that suspend nothing are handed over without
+//! waiting, as the JDK's agent does.
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, mpsc};
 
 use jdwp_protocol::commands::event::{Composite, Event};
@@ -203,6 +208,9 @@ pub enum Job {
         events: Vec<RawEvent>,
         /// Signalled once the composite is sent and the suspension requested.
         done: Option<mpsc::SyncSender<()>>,
+        /// Set when the event thread suspends itself instead of waiting for `done` (see
+        /// [`EventHelper::deliver_self_suspending`]).
+        self_suspend: Option<Arc<SelfSuspend>>,
     },
     /// Undo the JVMTI state behind requests that a count expired during event filtering.
     Cleanup(Vec<Arc<Request>>),
@@ -211,6 +219,10 @@ pub enum Job {
     /// JVMTI work an event thread needs done on an agent thread; it waits for it.
     Task { task: Task, done: mpsc::SyncSender<()> },
 }
+
+/// What a callback gets back when the helper is gone: the event thread's reference and the events,
+/// for it to release.
+pub type Undelivered = (Option<GlobalRef>, Vec<RawEvent>);
 
 /// The handle callbacks use to reach the helper thread.
 pub struct EventHelper {
@@ -236,14 +248,14 @@ impl EventHelper {
         thread: Option<GlobalRef>,
         events: Vec<RawEvent>,
         wait: bool,
-    ) -> Result<(), (Option<GlobalRef>, Vec<RawEvent>)> {
+    ) -> Result<(), Undelivered> {
         let (done, done_rx) = if wait {
             let (tx, rx) = mpsc::sync_channel(1);
             (Some(tx), Some(rx))
         } else {
             (None, None)
         };
-        match self.send(Job::Deliver { policy, thread, events, done }) {
+        match self.send(Job::Deliver { policy, thread, events, done, self_suspend: None }) {
             Ok(()) => {
                 if let Some(rx) = done_rx {
                     // The helper always answers, even when it drops the job; an error means it is gone.
@@ -253,6 +265,33 @@ impl EventHelper {
             }
             Err(Job::Deliver { thread, events, .. }) => Err((thread, events)),
             Err(_) => Ok(()),
+        }
+    }
+
+    /// Hands a suspending composite over from an event thread that then suspends itself in the VM
+    /// rather than waiting for the helper to send it and suspend it: the thread sleeps once per
+    /// event (until the resume) instead of twice (until "sent", then until the resume). The caller
+    /// has called `begin_self_suspend` for its thread and next calls
+    /// [`SelfSuspend::suspend_self`], unless `already_suspended` (the debugger's suspension is
+    /// pending on it). The helper sends the composite only once the thread is suspended; if it
+    /// drops the composite, it resumes the thread. Returns the events if the helper is gone (then
+    /// nothing is suspended).
+    pub fn deliver_self_suspending(
+        &self,
+        policy: SuspendPolicy,
+        thread: GlobalRef,
+        events: Vec<RawEvent>,
+        already_suspended: bool,
+    ) -> Result<(Arc<SelfSuspend>, mpsc::Receiver<()>), Undelivered> {
+        let state = if already_suspended { SelfSuspend::ALREADY } else { SelfSuspend::SUSPENDING };
+        let flag = Arc::new(SelfSuspend(AtomicU8::new(state)));
+        let (done, done_rx) = mpsc::sync_channel(1);
+        let job =
+            Job::Deliver { policy, thread: Some(thread), events, done: Some(done), self_suspend: Some(flag.clone()) };
+        match self.send(job) {
+            Ok(()) => Ok((flag, done_rx)),
+            Err(Job::Deliver { thread, events, .. }) => Err((thread, events)),
+            Err(_) => unreachable!("send gives back the job it was given"),
         }
     }
 
@@ -272,6 +311,58 @@ impl EventHelper {
         let (done, done_rx) = mpsc::sync_channel(1);
         if self.send(Job::Task { task: Box::new(task), done }).is_ok() {
             let _ = done_rx.recv();
+        }
+    }
+}
+
+/// How an event thread's own suspension went (see [`EventHelper::deliver_self_suspending`]).
+pub struct SelfSuspend(AtomicU8);
+
+impl SelfSuspend {
+    /// The thread is suspending itself, or is suspended by itself.
+    const SUSPENDING: u8 = 0;
+    /// It was suspended already (by the debugger, before it said it would suspend itself).
+    const ALREADY: u8 = 1;
+    /// Its suspension failed: it waits for the helper's `done` instead, and the helper suspends it.
+    const FAILED: u8 = 2;
+
+    /// Suspends the current (event) thread in the VM; returns once the debugger resumes it, or
+    /// after the helper is done with the event if the suspension failed.
+    pub fn suspend_self(&self, agent: &Agent, thread: jni_sys::jobject, done: mpsc::Receiver<()>) {
+        match agent.jvmti.suspend_thread(thread) {
+            Ok(()) => {}
+            // Suspended by someone else meanwhile (not the debugger: see `already_suspended`).
+            Err(crate::jvmti::JvmtiError::THREAD_SUSPENDED) => self.0.store(Self::ALREADY, Ordering::Release),
+            Err(e) => {
+                tracing::debug!(%e, "an event thread could not suspend itself; the helper will");
+                self.0.store(Self::FAILED, Ordering::Release);
+                let _ = done.recv();
+            }
+        }
+    }
+
+    /// Waits (the helper) until the event thread is suspended in the VM or gave up trying;
+    /// returns whether it is suspended.
+    fn wait_suspended(&self, agent: &Agent, thread: jni_sys::jobject) -> bool {
+        let give_up = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match self.0.load(Ordering::Acquire) {
+                Self::ALREADY => return true,
+                Self::FAILED => return false,
+                _ => {}
+            }
+            match agent.jvmti.get_thread_state(thread) {
+                Ok(state) if state & crate::jvmti::sys::JVMTI_THREAD_STATE_SUSPENDED != 0 => return true,
+                Ok(state) if state & crate::jvmti::sys::JVMTI_THREAD_STATE_ALIVE == 0 => return false,
+                Err(_) => return false,
+                Ok(_) => {}
+            }
+            // It calls SuspendThread right after queueing the event: this is a short wait.
+            if std::time::Instant::now() > give_up {
+                tracing::warn!("an event thread did not suspend itself within 10 s");
+                return false;
+            }
+            std::thread::yield_now();
         }
     }
 }
@@ -337,8 +428,12 @@ fn run_job(agent: &Agent, jni: Jni, job: Job) {
 
 fn handle(agent: &Agent, jni: Jni, job: Job) {
     match job {
-        Job::Deliver { policy, thread, events, done } => {
-            send_composite(agent, jni, policy, thread, events);
+        Job::Deliver { policy, thread, events, done, self_suspend } => {
+            let self_suspended = match (&self_suspend, thread) {
+                (Some(flag), Some(t)) => Some(flag.wait_suspended(agent, t.0)),
+                _ => None,
+            };
+            send_composite(agent, jni, policy, thread, events, self_suspended);
             if let Some(done) = done {
                 let _ = done.send(());
             }
@@ -346,7 +441,7 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
         Job::Cleanup(requests) => crate::commands::event_request::forget_requests(agent, jni, &requests),
         Job::Unloads => {
             for (policy, events) in crate::events::unload::take_unloads(agent, jni) {
-                send_composite(agent, jni, policy, None, events);
+                send_composite(agent, jni, policy, None, events, None);
             }
         }
         Job::Task { task, done } => {
@@ -356,9 +451,17 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
     }
 }
 
-/// Delivers one composite and releases its references.
-fn send_composite(agent: &Agent, jni: Jni, policy: SuspendPolicy, thread: Option<GlobalRef>, events: Vec<RawEvent>) {
-    if let Err(e) = deliver(agent, jni, policy, thread, &events) {
+/// Delivers one composite and releases its references. `self_suspended`: the event thread
+/// suspended itself for it (whether that worked), see [`EventHelper::deliver_self_suspending`].
+fn send_composite(
+    agent: &Agent,
+    jni: Jni,
+    policy: SuspendPolicy,
+    thread: Option<GlobalRef>,
+    events: Vec<RawEvent>,
+    self_suspended: Option<bool>,
+) {
+    if let Err(e) = deliver(agent, jni, policy, thread, &events, self_suspended) {
         tracing::debug!(?e, "event not delivered");
     }
     for event in events {
@@ -375,6 +478,31 @@ fn deliver(
     policy: SuspendPolicy,
     thread: Option<GlobalRef>,
     raw: &[RawEvent],
+    self_suspended: Option<bool>,
+) -> Result<(), ErrorCode> {
+    // A self-suspending event thread is let go unless the composite goes out and counts it.
+    let self_id = match (self_suspended, thread) {
+        (Some(in_vm), Some(t)) => Some((agent.thread_id(jni, t.0)?, in_vm)),
+        _ => None,
+    };
+    let ops = JvmtiSuspend { agent, jni };
+    let end_self_suspend = || {
+        if let Some((id, in_vm)) = self_id {
+            let _ = agent.threads.lock().end_self_suspend(&ops, id, in_vm);
+        }
+    };
+    let result = deliver_counted(agent, jni, policy, thread, raw, &ops);
+    end_self_suspend();
+    result
+}
+
+fn deliver_counted(
+    agent: &Agent,
+    jni: Jni,
+    policy: SuspendPolicy,
+    thread: Option<GlobalRef>,
+    raw: &[RawEvent],
+    ops: &JvmtiSuspend<'_>,
 ) -> Result<(), ErrorCode> {
     let Some(session) = agent.session() else { return Ok(()) };
     let mut events = Vec::with_capacity(raw.len());
@@ -397,17 +525,16 @@ fn deliver(
     if !agent.session().is_some_and(|current| Arc::ptr_eq(&current, &session)) {
         return Ok(());
     }
-    let ops = JvmtiSuspend { agent, jni };
     match policy {
         SuspendPolicy::All => {
             // Before anything is sent: the debugger's resume (under `order` too) comes after.
             AFTER_SUSPEND_ALL.store(true, Ordering::SeqCst);
-            agent.threads.lock().suspend_all(&ops)?
+            agent.threads.lock().suspend_all(ops)?
         }
         SuspendPolicy::EventThread => {
             if let Some(t) = thread {
                 let id = agent.thread_id(jni, t.0)?;
-                agent.threads.lock().suspend_thread(&ops, id)?;
+                agent.threads.lock().suspend_thread(ops, id)?;
             }
         }
         SuspendPolicy::None => {}

@@ -47,6 +47,10 @@ pub struct ThreadControl {
     /// Some count went to zero since [`ThreadControl::take_lowered`] last looked: whoever waits in
     /// [`Threads::wait_while_suspended`] must look again.
     lowered: bool,
+    /// Event threads suspending themselves for an event the helper has not delivered yet (see
+    /// [`ThreadControl::begin_self_suspend`]): their suspension in the VM belongs to the event until
+    /// then, so the debugger's suspends and resumes only count for them.
+    self_suspending: HashSet<ThreadId>,
 }
 
 impl ThreadControl {
@@ -68,7 +72,11 @@ impl ThreadControl {
     fn suspend_threads(&mut self, ops: &dyn SuspendOps, threads: &[ThreadId]) -> Result<(), ErrorCode> {
         // Only threads going from 0 to 1 need the VM; the others just count. One batched call keeps
         // suspending many threads cheap.
-        let fresh: Vec<ThreadId> = threads.iter().copied().filter(|t| self.suspend_count(*t) == 0).collect();
+        let fresh: Vec<ThreadId> = threads
+            .iter()
+            .copied()
+            .filter(|t| self.suspend_count(*t) == 0 && !self.self_suspending.contains(t))
+            .collect();
         let results = if fresh.is_empty() { Vec::new() } else { ops.suspend(&fresh) };
         let mut first_error = None;
         for (thread, result) in fresh.iter().zip(results) {
@@ -113,7 +121,7 @@ impl ThreadControl {
                 if *count == 0 {
                     self.counts.remove(thread);
                     self.lowered = true;
-                    if !self.foreign.remove(thread) {
+                    if !self.foreign.remove(thread) && !self.self_suspending.contains(thread) {
                         to_resume.push(*thread);
                     }
                 }
@@ -173,10 +181,59 @@ impl ThreadControl {
         self.vm_count = 0;
         self.lowered |= !self.counts.is_empty();
         let foreign = std::mem::take(&mut self.foreign);
-        let threads: Vec<ThreadId> = self.counts.drain().map(|(t, _)| t).filter(|t| !foreign.contains(t)).collect();
+        // A self-suspending thread is let go by the helper, which then drops its event.
+        let threads: Vec<ThreadId> = self
+            .counts
+            .drain()
+            .map(|(t, _)| t)
+            .filter(|t| !foreign.contains(t) && !self.self_suspending.contains(t))
+            .collect();
         if !threads.is_empty() {
             let _ = ops.resume(&threads);
         }
+    }
+
+    /// An event thread is about to suspend itself in the VM for an event with a suspending policy
+    /// that the helper will deliver: it saves waking the thread twice (once when the event is out,
+    /// once at the resume). Until [`ThreadControl::end_self_suspend`], the thread's suspension in
+    /// the VM is the event's: the debugger's suspends and resumes of it only count.
+    ///
+    /// Returns whether the thread is suspended already: then its suspension in the VM is pending
+    /// (it takes hold at the thread's next VM call, which any JVMTI call is) and the thread must
+    /// not suspend itself: the resume that lets it through that call would leave it suspending
+    /// itself afterwards, with no one left to resume it.
+    pub fn begin_self_suspend(&mut self, thread: ThreadId) -> bool {
+        self.self_suspending.insert(thread);
+        self.suspend_count(thread) > 0
+    }
+
+    /// The helper is done with a self-suspending thread's event. `delivered`: the event went out
+    /// and its policy was counted (with [`ThreadControl::suspend_all`] or
+    /// [`ThreadControl::suspend_thread`], after `begin_self_suspend`). `suspended_in_vm`: the
+    /// thread is suspended in the VM (by itself, or by a suspend that came before
+    /// `begin_self_suspend`); false if its own suspend failed. Afterwards the VM state matches the
+    /// count again: a thread left with no count is resumed, a counted one not suspended is.
+    pub fn end_self_suspend(
+        &mut self,
+        ops: &dyn SuspendOps,
+        thread: ThreadId,
+        suspended_in_vm: bool,
+    ) -> Result<(), ErrorCode> {
+        if !self.self_suspending.remove(&thread) {
+            return Ok(());
+        }
+        let counted = self.suspend_count(thread) > 0;
+        let result = match (counted, suspended_in_vm) {
+            (false, true) => ops.resume(&[thread]),
+            (true, false) => ops.suspend(&[thread]),
+            _ => return Ok(()),
+        };
+        result.into_iter().find_map(|r| r.err().filter(|e| *e != ErrorCode::THREAD_NOT_ALIVE)).map_or(Ok(()), Err)
+    }
+
+    /// A self-suspension that never happened (its event could not be handed over).
+    pub fn cancel_self_suspend(&mut self, thread: ThreadId) {
+        self.self_suspending.remove(&thread);
     }
 
     /// Threads currently suspended by the debugger.
@@ -341,6 +398,69 @@ mod tests {
         tc.resume_all(&vm).unwrap();
         assert_eq!(*vm.suspended.borrow(), HashSet::from([ThreadId(2)]));
         assert_eq!(tc.vm_suspend_count(), 0);
+    }
+
+    #[test]
+    fn a_self_suspending_thread_is_only_counted_until_its_event_is_done() {
+        let (vm, mut tc) = (vm(2), ThreadControl::default());
+        let me = ThreadId(1);
+        assert!(!tc.begin_self_suspend(me), "not suspended by the debugger: it suspends itself");
+        // The debugger suspends and resumes it meanwhile: counts only, the VM is not asked.
+        tc.suspend_thread(&vm, me).unwrap();
+        tc.resume_thread(&vm, me).unwrap();
+        assert!(vm.suspended.borrow().is_empty());
+        // The event suspends all: the others in the VM, the event thread by count.
+        tc.suspend_all(&vm).unwrap();
+        assert!(!vm.suspended.borrow().contains(&me));
+        assert_eq!(tc.suspend_count(me), 1);
+        tc.end_self_suspend(&vm, me, true).unwrap();
+        assert!(!vm.suspended.borrow().contains(&me), "it suspended itself; nothing to do");
+        // From now on it is an ordinary suspended thread: the resume reaches the VM.
+        vm.suspended.borrow_mut().insert(me);
+        tc.resume_all(&vm).unwrap();
+        assert!(vm.suspended.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_dropped_self_suspension_is_undone_unless_the_debugger_holds_the_thread() {
+        let (vm, mut tc) = (vm(2), ThreadControl::default());
+        let me = ThreadId(1);
+        // Nobody counts it: the self-suspension is undone.
+        assert!(!tc.begin_self_suspend(me));
+        vm.suspended.borrow_mut().insert(me);
+        tc.end_self_suspend(&vm, me, true).unwrap();
+        assert!(vm.suspended.borrow().is_empty());
+        // The debugger suspended it meanwhile: it stays suspended, counted once.
+        assert!(!tc.begin_self_suspend(me));
+        vm.suspended.borrow_mut().insert(me);
+        tc.suspend_thread(&vm, me).unwrap();
+        tc.end_self_suspend(&vm, me, true).unwrap();
+        assert!(vm.suspended.borrow().contains(&me));
+        assert_eq!(tc.suspend_count(me), 1);
+        // Its own suspend failed but the event counts it: the VM is asked now.
+        tc.resume_thread(&vm, me).unwrap();
+        assert!(!tc.begin_self_suspend(me));
+        tc.suspend_thread(&vm, me).unwrap();
+        tc.end_self_suspend(&vm, me, false).unwrap();
+        assert!(vm.suspended.borrow().contains(&me));
+    }
+
+    #[test]
+    fn a_thread_the_debugger_suspended_first_does_not_suspend_itself() {
+        let (vm, mut tc) = (vm(2), ThreadControl::default());
+        let me = ThreadId(1);
+        tc.suspend_all(&vm).unwrap();
+        // Its suspension is pending in the VM: suspending itself would outlive the resume.
+        assert!(tc.begin_self_suspend(me));
+        // The resume only counts while the event is out...
+        tc.resume_all(&vm).unwrap();
+        assert!(vm.suspended.borrow().contains(&me));
+        // ...and the event's own suspension keeps it.
+        tc.suspend_thread(&vm, me).unwrap();
+        tc.end_self_suspend(&vm, me, true).unwrap();
+        assert!(vm.suspended.borrow().contains(&me));
+        tc.resume_thread(&vm, me).unwrap();
+        assert!(!vm.suspended.borrow().contains(&me));
     }
 
     #[test]
