@@ -443,7 +443,7 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
     };
     if let Some((t, id)) = self_suspend {
         let already = agent.threads.lock().begin_self_suspend(id);
-        match helper.deliver_self_suspending(policy, t, events, already) {
+        match helper.deliver_self_suspending(policy, (t, id), events, already) {
             Ok((flag, done)) => {
                 if !already {
                     flag.suspend_self(agent, thread, done);

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, mpsc};
 
 use jdwp_protocol::commands::event::{Composite, Event};
-use jdwp_protocol::{ErrorCode, Location, MethodId, ReferenceTypeId, SuspendPolicy, TypeTag, Value, codec};
+use jdwp_protocol::{ErrorCode, Location, MethodId, ReferenceTypeId, SuspendPolicy, ThreadId, TypeTag, Value, codec};
 use jni_sys::{jfieldID, jmethodID};
 
 use crate::agent::{Agent, GlobalRef, ID_SIZES, JvmtiSuspend, lock};
@@ -279,12 +279,13 @@ impl EventHelper {
     pub fn deliver_self_suspending(
         &self,
         policy: SuspendPolicy,
-        thread: GlobalRef,
+        thread: (GlobalRef, ThreadId),
         events: Vec<RawEvent>,
         already_suspended: bool,
     ) -> Result<(Arc<SelfSuspend>, mpsc::Receiver<()>), Undelivered> {
         let state = if already_suspended { SelfSuspend::ALREADY } else { SelfSuspend::SUSPENDING };
-        let flag = Arc::new(SelfSuspend(AtomicU8::new(state)));
+        let (thread, id) = thread;
+        let flag = Arc::new(SelfSuspend(AtomicU8::new(state), id));
         let (done, done_rx) = mpsc::sync_channel(1);
         let job =
             Job::Deliver { policy, thread: Some(thread), events, done: Some(done), self_suspend: Some(flag.clone()) };
@@ -315,8 +316,9 @@ impl EventHelper {
     }
 }
 
-/// How an event thread's own suspension went (see [`EventHelper::deliver_self_suspending`]).
-pub struct SelfSuspend(AtomicU8);
+/// How an event thread's own suspension went (see [`EventHelper::deliver_self_suspending`]), and
+/// the thread's ID, under which it called `begin_self_suspend`.
+pub struct SelfSuspend(AtomicU8, ThreadId);
 
 impl SelfSuspend {
     /// The thread is suspending itself, or is suspended by itself.
@@ -331,7 +333,8 @@ impl SelfSuspend {
     pub fn suspend_self(&self, agent: &Agent, thread: jni_sys::jobject, done: mpsc::Receiver<()>) {
         match agent.jvmti.suspend_thread(thread) {
             Ok(()) => {}
-            // Suspended by someone else meanwhile (not the debugger: see `already_suspended`).
+            // Suspended by someone else meanwhile (not the debugger, whose suspension
+            // `begin_self_suspend` reported, so that this was not called).
             Err(crate::jvmti::JvmtiError::THREAD_SUSPENDED) => self.0.store(Self::ALREADY, Ordering::Release),
             Err(e) => {
                 tracing::debug!(%e, "an event thread could not suspend itself; the helper will");
@@ -430,7 +433,7 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
     match job {
         Job::Deliver { policy, thread, events, done, self_suspend } => {
             let self_suspended = match (&self_suspend, thread) {
-                (Some(flag), Some(t)) => Some(flag.wait_suspended(agent, t.0)),
+                (Some(flag), Some(t)) => Some((flag.1, flag.wait_suspended(agent, t.0))),
                 _ => None,
             };
             send_composite(agent, jni, policy, thread, events, self_suspended);
@@ -451,15 +454,15 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
     }
 }
 
-/// Delivers one composite and releases its references. `self_suspended`: the event thread
-/// suspended itself for it (whether that worked), see [`EventHelper::deliver_self_suspending`].
+/// Delivers one composite and releases its references. `self_suspended`: the event thread (this
+/// ID) suspended itself for it (whether that worked), see [`EventHelper::deliver_self_suspending`].
 fn send_composite(
     agent: &Agent,
     jni: Jni,
     policy: SuspendPolicy,
     thread: Option<GlobalRef>,
     events: Vec<RawEvent>,
-    self_suspended: Option<bool>,
+    self_suspended: Option<(ThreadId, bool)>,
 ) {
     if let Err(e) = deliver(agent, jni, policy, thread, &events, self_suspended) {
         tracing::debug!(?e, "event not delivered");
@@ -478,22 +481,20 @@ fn deliver(
     policy: SuspendPolicy,
     thread: Option<GlobalRef>,
     raw: &[RawEvent],
-    self_suspended: Option<bool>,
+    self_suspended: Option<(ThreadId, bool)>,
 ) -> Result<(), ErrorCode> {
-    // A self-suspending event thread is let go unless the composite goes out and counts it.
-    let self_id = match (self_suspended, thread) {
-        (Some(in_vm), Some(t)) => Some((agent.thread_id(jni, t.0)?, in_vm)),
-        _ => None,
-    };
-    let ops = JvmtiSuspend { agent, jni };
-    let end_self_suspend = || {
-        if let Some((id, in_vm)) = self_id {
-            let _ = agent.threads.lock().end_self_suspend(&ops, id, in_vm);
+    /// Whatever happens (an error, even a panic), a self-suspending event thread is counted or let
+    /// go when delivery ends.
+    struct EndSelfSuspend<'a>(JvmtiSuspend<'a>, Option<(ThreadId, bool)>);
+    impl Drop for EndSelfSuspend<'_> {
+        fn drop(&mut self) {
+            if let Some((id, in_vm)) = self.1 {
+                let _ = self.0.agent.threads.lock().end_self_suspend(&self.0, id, in_vm);
+            }
         }
-    };
-    let result = deliver_counted(agent, jni, policy, thread, raw, &ops);
-    end_self_suspend();
-    result
+    }
+    let end = EndSelfSuspend(JvmtiSuspend { agent, jni }, self_suspended);
+    deliver_counted(agent, jni, policy, thread, raw, &end.0)
 }
 
 fn deliver_counted(
