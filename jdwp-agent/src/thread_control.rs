@@ -34,6 +34,12 @@ pub trait SuspendOps {
     fn vm_resumed(&self) {}
 }
 
+/// The first error of a batch of suspends or resumes; a thread that died meanwhile is gone either
+/// way, so that is no error.
+fn first_error(results: Vec<Result<(), ErrorCode>>) -> Result<(), ErrorCode> {
+    results.into_iter().find_map(|r| r.err().filter(|e| *e != ErrorCode::THREAD_NOT_ALIVE)).map_or(Ok(()), Err)
+}
+
 /// Suspend counts of every thread the debugger has suspended, and of the VM as a whole.
 #[derive(Debug, Default)]
 pub struct ThreadControl {
@@ -130,9 +136,7 @@ impl ThreadControl {
         if to_resume.is_empty() {
             return Ok(());
         }
-        let results = ops.resume(&to_resume);
-        // A thread that died while suspended is gone either way.
-        results.into_iter().find_map(|r| r.err().filter(|e| *e != ErrorCode::THREAD_NOT_ALIVE)).map_or(Ok(()), Err)
+        first_error(ops.resume(&to_resume))
     }
 
     /// `VirtualMachine.Suspend` (or a suspend-all event): one more count on every live thread.
@@ -207,8 +211,8 @@ impl ThreadControl {
         self.suspend_count(thread) > 0
     }
 
-    /// The helper is done with a self-suspending thread's event. `delivered`: the event went out
-    /// and its policy was counted (with [`ThreadControl::suspend_all`] or
+    /// The helper is done with a self-suspending thread's event: if the event went out, its policy
+    /// has counted the thread (with [`ThreadControl::suspend_all`] or
     /// [`ThreadControl::suspend_thread`], after `begin_self_suspend`). `suspended_in_vm`: the
     /// thread is suspended in the VM (by itself, or by a suspend that came before
     /// `begin_self_suspend`); false if its own suspend failed. Afterwards the VM state matches the
@@ -223,12 +227,11 @@ impl ThreadControl {
             return Ok(());
         }
         let counted = self.suspend_count(thread) > 0;
-        let result = match (counted, suspended_in_vm) {
+        first_error(match (counted, suspended_in_vm) {
             (false, true) => ops.resume(&[thread]),
             (true, false) => ops.suspend(&[thread]),
             _ => return Ok(()),
-        };
-        result.into_iter().find_map(|r| r.err().filter(|e| *e != ErrorCode::THREAD_NOT_ALIVE)).map_or(Ok(()), Err)
+        })
     }
 
     /// A self-suspension that never happened (its event could not be handed over).

@@ -228,19 +228,19 @@ impl CpuSampler {
 
     /// Takes in what the signal handler recorded (signal sampling).
     fn drain(&mut self, agent: &Agent, jni: Jni) {
-        let mut unknown: Vec<(usize, Vec<(usize, jlocation)>)> = Vec::new();
-        let take = |this: &mut Self, env: usize, frames: &[(usize, jlocation)], unknown: &mut Vec<_>| match this
-            .by_env
-            .get(&env)
-        {
-            Some(&index) => this.record(index, frames.to_vec()),
-            None => unknown.push((env, frames.to_vec())),
-        };
+        let mut taken: Vec<(usize, Vec<(usize, jlocation)>)> = Vec::new();
         super::cpu_signal::drain(|(env, frames)| {
             if let Ok(frames) = frames {
-                take(self, env, frames, &mut unknown);
+                taken.push((env, frames.to_vec()));
             }
         });
+        let mut unknown = Vec::new();
+        for (env, frames) in taken {
+            match self.by_env.get(&env) {
+                Some(&index) => self.record(index, frames),
+                None => unknown.push((env, frames)),
+            }
+        }
         // A thread started since the last refresh: look again, once.
         if !unknown.is_empty() {
             self.refresh_threads(agent, jni);
@@ -250,7 +250,7 @@ impl CpuSampler {
                 }
             }
         }
-        (self.ticks, _, self.stack_walk) = super::cpu_signal::counters();
+        (self.ticks, self.stack_walk) = super::cpu_signal::counters();
     }
 
     /// One stack of thread `index`.

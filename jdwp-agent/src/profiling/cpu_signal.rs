@@ -7,7 +7,7 @@
 //!
 //! The handler writes into a ring of fixed slots allocated once, for the life of the VM, and never
 //! allocates, locks or unwinds; the profiler thread drains the ring at each of its ticks
-//! ([`drain`]). A full ring drops samples (counted).
+//! ([`drain`]). A full ring drops the sample (it still counts as a tick).
 //!
 //! `AsyncGetCallTrace` needs two things from the agent: JVMTI `ClassLoad` events enabled in some
 //! environment (else it answers "no class load"), and a `jmethodID` for every method that can be
@@ -92,9 +92,8 @@ static SIGNALS: OnceLock<Option<Signals>> = OnceLock::new();
 /// Whether the handler records (the timer may still deliver a signal after a stop).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
 static DEPTH: AtomicI32 = AtomicI32::new(64);
-/// Signals handled while active, and those that found the ring full.
+/// Signals handled while active.
 static TICKS: AtomicI64 = AtomicI64::new(0);
-static DROPPED: AtomicI64 = AtomicI64::new(0);
 /// Nanoseconds spent in `AsyncGetCallTrace`, all handlers together.
 static WALK_NANOS: AtomicI64 = AtomicI64::new(0);
 
@@ -163,7 +162,6 @@ pub fn start(vm: JavaVm, interval: Duration, depth: i32) -> bool {
     // Samples of an earlier run still in the ring are not this run's.
     drain(|_| {});
     TICKS.store(0, Ordering::Relaxed);
-    DROPPED.store(0, Ordering::Relaxed);
     WALK_NANOS.store(0, Ordering::Relaxed);
     ACTIVE.store(true, Ordering::Release);
     let ok = set_timer(interval);
@@ -189,10 +187,9 @@ fn set_timer(interval: Duration) -> bool {
     unsafe { libc::setitimer(libc::ITIMER_PROF, &timer, std::ptr::null_mut()) == 0 }
 }
 
-/// (signals handled, samples dropped because the ring was full, nanoseconds spent walking
-/// stacks) since [`start`].
-pub fn counters() -> (i64, i64, i64) {
-    (TICKS.load(Ordering::Relaxed), DROPPED.load(Ordering::Relaxed), WALK_NANOS.load(Ordering::Relaxed))
+/// (signals handled, nanoseconds spent walking stacks) since [`start`].
+pub fn counters() -> (i64, i64) {
+    (TICKS.load(Ordering::Relaxed), WALK_NANOS.load(Ordering::Relaxed))
 }
 
 /// The monotonic clock in nanoseconds; `clock_gettime` is async-signal-safe.
@@ -258,6 +255,7 @@ extern "C" fn on_sigprof(_signal: c_int, _info: *mut libc::siginfo_t, ucontext: 
     if attached && !env.is_null() {
         let ring = &signals.ring;
         let index = ring.next.fetch_add(1, Ordering::Relaxed) % SLOTS;
+        // A slot still full (the ring is full): the sample is dropped.
         let claimed = ring
             .slots
             .get(index)
@@ -273,8 +271,6 @@ extern "C" fn on_sigprof(_signal: c_int, _info: *mut libc::siginfo_t, ucontext: 
             slot.env.store(env as usize, Ordering::Relaxed);
             slot.num_frames.store(trace.num_frames, Ordering::Relaxed);
             slot.state.store(FULL, Ordering::Release);
-        } else {
-            DROPPED.fetch_add(1, Ordering::Relaxed);
         }
     }
     // SAFETY: as above.
