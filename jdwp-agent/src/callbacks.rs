@@ -443,6 +443,22 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
     };
     if let Some((t, id)) = self_suspend {
         let already = agent.threads.lock().begin_self_suspend(id);
+        // Best: the thread sends the composite itself and suspends (no helper in between); when
+        // the helper must send it, the thread still suspends itself and the helper counts that.
+        let events = if already {
+            events
+        } else {
+            match crate::event_helper::deliver_direct(agent, jni, policy, (t, id), events) {
+                Ok(flag) => {
+                    flag.suspend_self_direct(agent, thread);
+                    if policy != SuspendPolicy::None {
+                        crate::invoke::after_event(agent, jni, thread);
+                    }
+                    return;
+                }
+                Err(events) => events,
+            }
+        };
         match helper.deliver_self_suspending(policy, (t, id), events, already) {
             Ok((flag, done)) => {
                 if !already {
