@@ -270,10 +270,25 @@ impl Agent {
         }
     }
 
-    /// The VM is suspended: hold every object the debugger has an ID for. Agent threads only.
-    pub fn pin_all_while_suspended(&self, jni: Jni) {
+    /// The VM is suspended: every object the debugger has an ID for is to be held (new IDs are held
+    /// as they are made). Only noted here: [`Agent::hold_while_suspended`] makes the holds before
+    /// the debugger's next command, which keeps a loop over every ID off the path of the event
+    /// that suspended the VM. That changes nothing the debugger can see: it can name an object
+    /// only in a command, and a collection in between (with every application thread stopped)
+    /// could as well have come just before the suspension; the objects an event names are held
+    /// by the stack of its suspended thread.
+    pub fn pin_all_while_suspended(&self) {
         let mut table = lock(&self.ids);
         table.suspend_pinned = true;
+        table.holds_owed = true;
+    }
+
+    /// Makes the holds [`Agent::pin_all_while_suspended`] noted. Agent threads only.
+    pub fn hold_while_suspended(&self, jni: Jni) {
+        let mut table = lock(&self.ids);
+        if !std::mem::take(&mut table.holds_owed) {
+            return;
+        }
         for entry in table.entries.values_mut() {
             if entry.suspend_pin.is_none() {
                 let strong = jni.new_local_ref(entry.weak.0);
@@ -289,6 +304,7 @@ impl Agent {
     pub fn unpin_all_after_suspend(&self, jni: Jni) {
         let mut table = lock(&self.ids);
         table.suspend_pinned = false;
+        table.holds_owed = false;
         for entry in table.entries.values_mut() {
             if let Some(strong) = entry.suspend_pin.take() {
                 jni.delete_global_ref(strong.0);
@@ -435,6 +451,9 @@ pub struct ObjectTable {
     entries: HashMap<u64, ObjectEntry>,
     /// Whether every ID is held strongly now (the VM is suspended).
     suspend_pinned: bool,
+    /// The VM was suspended and the holds of the objects with IDs are not made yet (see
+    /// [`Agent::pin_all_while_suspended`]).
+    holds_owed: bool,
 }
 
 /// A field as the agent hands it out.
@@ -513,7 +532,7 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
     }
 
     fn vm_suspended(&self) {
-        self.agent.pin_all_while_suspended(self.jni);
+        self.agent.pin_all_while_suspended();
     }
 
     fn vm_resumed(&self) {

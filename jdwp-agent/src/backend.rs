@@ -48,6 +48,8 @@ impl Backend for AgentBackend {
         crate::event_helper::settle(agent, jni);
         // Every local reference a handler makes dies with this frame.
         let frame = jni.push_local_frame(64)?;
+        // Objects are held while the VM is suspended from the debugger's first command on.
+        agent.hold_while_suspended(jni);
         let result = (entry.handler)(agent, body);
         drop(frame);
         result

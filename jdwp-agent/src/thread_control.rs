@@ -151,12 +151,15 @@ impl ThreadControl {
 
     /// `VirtualMachine.Resume`: one count off every thread that has one.
     pub fn resume_all(&mut self, ops: &dyn SuspendOps) -> Result<(), ErrorCode> {
-        if self.vm_count == 1 {
-            ops.vm_resumed();
-        }
+        let last = self.vm_count == 1;
         self.vm_count = self.vm_count.saturating_sub(1);
         let threads: Vec<ThreadId> = self.counts.keys().copied().collect();
-        self.resume_threads(ops, &threads)
+        let resumed = self.resume_threads(ops, &threads);
+        // After the threads run again: letting go of the objects held meanwhile is not on their way.
+        if last {
+            ops.vm_resumed();
+        }
+        resumed
     }
 
     /// A thread started: if the VM is suspended, so is the newcomer, as many times.
