@@ -161,7 +161,8 @@ impl Agent {
 
     // ---- objects ------------------------------------------------------------------------------
 
-    /// The ID of an object (0 for null), assigning one if it has none. Agent threads only.
+    /// The ID of an object (0 for null), assigning one if it has none. Agent threads only (an
+    /// event thread suspending itself for its event counts as one: see the module docs).
     pub fn object_id(&self, jni: Jni, obj: jobject) -> Result<ObjectId, ErrorCode> {
         if obj.is_null() {
             return Ok(ObjectId::NULL);
@@ -514,7 +515,7 @@ impl From<crate::jni::JniError> for ErrorCode {
     }
 }
 
-/// Suspension through JVMTI, for [`ThreadControl`]. Agent threads only.
+/// Suspension through JVMTI, for [`ThreadControl`]. Agent threads only (as for [`Agent::object_id`]).
 pub struct JvmtiSuspend<'a> {
     pub agent: &'a Agent,
     pub jni: Jni,
