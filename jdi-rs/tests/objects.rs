@@ -396,6 +396,29 @@ async fn invoke_reports_the_thrown_exception_and_refuses_bad_calls() {
     s.finish().await;
 }
 
+/// While the whole VM is suspended, every object the debugger has an ID for is held, as the JDK's
+/// agent does (ours makes those holds before the debugger's next command, not when the event
+/// suspends the VM; this checks that a collection in between cannot take them).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_with_ids_are_held_while_the_vm_is_suspended() {
+    let mut s = common::start("Values", &["held"]).await;
+    let (_, thread) = s.run_to_marker("Values", "@held-ref").await;
+    let gone = local_array(&thread, "gone").await;
+    // The VM runs (its hold ends), the program drops its last reference to the array, and a
+    // suspend-all breakpoint stops the VM again.
+    let (_, thread) = s.run_to_marker("Values", "@held-dropped").await;
+    let boxed = local_object(&thread, "box").await;
+    let gc = method(&boxed, "collectGarbage").await;
+    // Single-threaded: the rest of the VM stays suspended, and so does the hold.
+    boxed.invoke_method(&thread, &gc, vec![], INVOKE_SINGLE_THREADED).await.unwrap();
+    assert!(!gone.0.is_collected().await.unwrap(), "the array was collected while the VM was suspended");
+    assert_eq!(gone.get_values().await.unwrap(), [Value::Int(7), Value::Int(8)]);
+    // An invoke that lets every thread run ends the hold: the next collection takes it.
+    invoke(&boxed, &thread, "collectGarbage", vec![]).await;
+    assert!(gone.0.is_collected().await.unwrap(), "System.gc() collects the unreferenced array");
+    s.finish().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disabled_collection_keeps_an_object_alive_across_gc() {
     let mut s = common::start("Values", &["invoke"]).await;

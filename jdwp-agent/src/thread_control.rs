@@ -151,15 +151,14 @@ impl ThreadControl {
 
     /// `VirtualMachine.Resume`: one count off every thread that has one.
     pub fn resume_all(&mut self, ops: &dyn SuspendOps) -> Result<(), ErrorCode> {
-        let last = self.vm_count == 1;
-        self.vm_count = self.vm_count.saturating_sub(1);
-        let threads: Vec<ThreadId> = self.counts.keys().copied().collect();
-        let resumed = self.resume_threads(ops, &threads);
-        // After the threads run again: letting go of the objects held meanwhile is not on their way.
-        if last {
+        // Before any thread runs: a collection the program starts at once must find the objects
+        // held during the suspension let go.
+        if self.vm_count == 1 {
             ops.vm_resumed();
         }
-        resumed
+        self.vm_count = self.vm_count.saturating_sub(1);
+        let threads: Vec<ThreadId> = self.counts.keys().copied().collect();
+        self.resume_threads(ops, &threads)
     }
 
     /// A thread started: if the VM is suspended, so is the newcomer, as many times.
