@@ -114,6 +114,9 @@ pub struct ProfileOptions {
     pub duration: Duration,
     /// The sampling interval (`--interval`, default 10 ms).
     pub interval: Duration,
+    /// `--jvmti-stacks`: sample with JVMTI stack traces instead of the agent's default, timer
+    /// signals and `AsyncGetCallTrace` (see `profile cpu start ... jvmti`).
+    pub jvmti_stacks: bool,
     /// How many traces the text report lists (`--top`, default 20).
     pub top: usize,
     pub json: bool,
@@ -132,7 +135,7 @@ impl std::fmt::Display for UsageError {
 pub const USAGE: &str = "\
 Usage: jdb-rs <options> <class> <arguments>
        jdb-rs deadlocks --attach [host:]port [--json]
-       jdb-rs profile --attach [host:]port [--cpu] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]
+       jdb-rs profile --attach [host:]port [--cpu [--jvmti-stacks]] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]
 
 where options include:
     -? -h --help -help print this help message and exit
@@ -312,7 +315,7 @@ fn parse_deadlocks(args: &[String]) -> Result<Cli, UsageError> {
     Ok(Cli::Deadlocks { attach, json })
 }
 
-const PROFILE_USAGE: &str = "usage: jdb-rs profile --attach [host:]port [--cpu] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]";
+const PROFILE_USAGE: &str = "usage: jdb-rs profile --attach [host:]port [--cpu [--jvmti-stacks]] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]";
 
 fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
     let mut o = ProfileOptions {
@@ -324,6 +327,7 @@ fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
         flame: None,
         duration: Duration::from_secs(10),
         interval: crate::commands::profile::DEFAULT_INTERVAL,
+        jvmti_stacks: false,
         top: crate::commands::profile::DEFAULT_TOP,
         json: false,
     };
@@ -342,6 +346,7 @@ fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
                 attach = Some(value(i, "--attach")?);
             }
             "--cpu" => o.cpu = true,
+            "--jvmti-stacks" => o.jvmti_stacks = true,
             "--alloc" => o.alloc = true,
             "--monitors" => o.monitors = true,
             "--alloc-interval" => {
@@ -383,6 +388,9 @@ fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
     o.attach = attach.ok_or_else(|| usage(PROFILE_USAGE))?;
     if !(o.cpu || o.alloc || o.monitors) {
         return Err(usage(format!("profile: say what to profile (--cpu, --alloc, --monitors)\n{PROFILE_USAGE}")));
+    }
+    if o.jvmti_stacks && !o.cpu {
+        return Err(usage("profile: --jvmti-stacks is how CPU samples are taken: add --cpu"));
     }
     if o.flame.is_some() && !(o.cpu || o.alloc) {
         return Err(usage("profile: --flame draws CPU samples or allocations: add --cpu or --alloc"));
@@ -480,6 +488,12 @@ mod tests {
         };
         assert_eq!((o.attach.as_str(), o.cpu, o.json), ("h:5", true, true));
         assert_eq!((o.duration, o.interval), (Duration::from_secs(2), Duration::from_millis(1)));
+        assert!(!o.jvmti_stacks);
+        let Cli::Profile(o) = parse(&args("profile --attach h:5 --cpu --jvmti-stacks")).unwrap() else {
+            panic!("not a profile")
+        };
+        assert!(o.jvmti_stacks && o.cpu);
+        assert!(parse(&args("profile --attach h:5 --alloc --jvmti-stacks")).is_err());
         assert!(parse(&args("profile --attach h:5")).is_err(), "nothing to profile");
         assert!(parse(&args("profile --cpu")).is_err(), "no address");
         assert!(parse(&args("profile --attach h:5 --cpu --duration soon")).is_err());

@@ -236,7 +236,8 @@ async fn profile_once(opts: &cli::ProfileOptions) -> i32 {
     let result = async {
         let profiler = Profiler::detect(&vm).await?;
         if opts.cpu {
-            profiler.cpu_start(opts.interval, 0, &[]).await?;
+            let flags = if opts.jvmti_stacks { jdi::profiler::CPU_FLAG_JVMTI_STACKS } else { 0 };
+            profiler.cpu_start_with_flags(opts.interval, 0, &[], flags).await?;
         }
         if opts.alloc {
             profiler.alloc_start(opts.alloc_interval, 0).await?;

@@ -37,6 +37,8 @@ fn one_shot_cpu_profile_names_the_hot_method() {
     assert_eq!(report["type"], "profile");
     assert_eq!(report["running"], false);
     assert!(report["samples"].as_i64().unwrap() > 0, "{report:#}");
+    // The default mechanism is signals, which visit no idle thread.
+    assert_eq!(report["idle_skipped"], 0, "{report:#}");
     let top = &report["traces"][0];
     assert_eq!(top["frames"][0]["class"], "Profiled", "{report:#}");
     assert_eq!(top["frames"][0]["method"], "hot", "{report:#}");
@@ -52,6 +54,35 @@ fn one_shot_cpu_profile_names_the_hot_method() {
     assert!(rank1.ends_with(" 1 Profiled.hot"), "{rank1}");
     assert!(out.contains("CPU SAMPLES END\n"), "{out}");
     // The VM runs on after both sessions.
+    assert!(jvm.exit_status().is_none());
+}
+
+/// `--jvmti-stacks` picks the agent's other sampling mechanism; the hot method is found the same.
+#[test]
+fn one_shot_cpu_profile_with_jvmti_stacks_names_the_hot_method() {
+    let jvm = started("Profiled", our_agent(), "ready");
+    let address = jvm.address().to_string();
+    let (code, out, err) = run_jdb_rs(&[
+        "profile",
+        "--attach",
+        &address,
+        "--cpu",
+        "--jvmti-stacks",
+        "--duration",
+        "1s",
+        "--interval",
+        "1ms",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let report: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    assert!(report["samples"].as_i64().unwrap() > 0, "{report:#}");
+    // Only the JVMTI mechanism visits threads that did not run (signals never see them).
+    assert!(report["idle_skipped"].as_i64().unwrap() > 0, "{report:#}");
+    let top = &report["traces"][0];
+    assert_eq!(top["frames"][0]["class"], "Profiled", "{report:#}");
+    assert_eq!(top["frames"][0]["method"], "hot", "{report:#}");
+    assert_eq!(top["threads"][0]["name"], "hot", "{report:#}");
     assert!(jvm.exit_status().is_none());
 }
 

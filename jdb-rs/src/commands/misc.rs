@@ -88,7 +88,8 @@ deadlocks                 -- find deadlocks (threads, locks and stacks; with jdb
                              also java.util.concurrent locks, in one round trip)
 
 With jdb-rs's agent (jdwp-agent):
-profile cpu start [interval] -- sample CPU use every interval (default 10ms; e.g. 1ms)
+profile cpu start [interval] [jvmti] -- sample CPU use every interval (default 10ms; e.g. 1ms);
+                             jvmti: with JVMTI stack traces instead of signals
 profile cpu stop          -- stop sampling (the samples are kept)
 profile report [n]        -- HPROF-like CPU report of the top n traces (default 20),
                              with the SITES and MONITOR TIME sections when recorded

@@ -1,5 +1,5 @@
 //! Profiling commands, on our agent's `Profiler` command set (see jdi-rs's `profiler` module):
-//! `profile cpu start [INTERVAL] | stop`, `profile report [N]`, `heap histo [live] [N]`, `gc`, and
+//! `profile cpu start [INTERVAL] [jvmti] | stop`, `profile report [N]`, `heap histo [live] [N]`, `gc`, and
 //! `deadlocks` in one round trip (the standard-commands search stays the fallback for other
 //! agents). The report formats are HPROF's, as far as they apply: `TRACE n:` blocks, then
 //! `CPU SAMPLES BEGIN (total = N)` with rank/self/accum/count/trace/method lines.
@@ -18,12 +18,35 @@ use serde_json::{Value as Json, json};
 
 use crate::session::Session;
 
+/// The arguments of `profile cpu start`: an interval (default [`DEFAULT_INTERVAL`]) and the word
+/// `jvmti`, in either order, which asks the agent to sample with JVMTI stack traces (per tick, of
+/// the threads that ran since the last one) rather than with its default, timer signals and
+/// `AsyncGetCallTrace` (see spec-notes/profiler.md). The `CpuStart` flags to send come back with
+/// the interval.
+pub fn parse_cpu_start(words: &[&str]) -> Result<(Duration, i32), String> {
+    let mut interval = None;
+    let mut flags = 0;
+    for word in words {
+        if word.eq_ignore_ascii_case("jvmti") && flags == 0 {
+            flags = jdi::profiler::CPU_FLAG_JVMTI_STACKS;
+        } else if interval.is_none() {
+            interval = Some(
+                parse_duration(word)
+                    .ok_or_else(|| format!("Not an interval: '{word}' (examples: 10ms, 1ms, 500us)"))?,
+            );
+        } else {
+            return Err(PROFILE_USAGE.to_string());
+        }
+    }
+    Ok((interval.unwrap_or(DEFAULT_INTERVAL), flags))
+}
+
 /// Sampling interval when none is given (HPROF's default was 10 ms too).
 pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(10);
 /// Traces listed by `profile report` when no count is given.
 pub const DEFAULT_TOP: usize = 20;
 
-const PROFILE_USAGE: &str = "Usage: profile cpu start [interval] | profile cpu stop | profile report [count] | \
+const PROFILE_USAGE: &str = "Usage: profile cpu start [interval] [jvmti] | profile cpu stop | profile report [count] | \
      profile alloc start [interval-bytes] | profile alloc stop | profile monitors start | profile monitors stop | \
      profile flame <file.svg> [cpu|alloc]";
 const HEAP_USAGE: &str = "Usage: heap histo [live] [count] | heap dump <file> [live]";
@@ -267,22 +290,20 @@ impl Session {
         }
     }
 
-    /// `profile cpu start [interval] | profile cpu stop | profile report [count]`.
+    /// `profile cpu start [interval] [jvmti] | profile cpu stop | profile report [count]`.
     pub(crate) async fn cmd_profile(&mut self, args: &str) {
         let words: Vec<&str> = args.split_whitespace().collect();
         match words.as_slice() {
-            ["cpu", "start", rest @ ..] if rest.len() <= 1 => {
-                let interval = match rest.first() {
-                    None => DEFAULT_INTERVAL,
-                    Some(text) => match parse_duration(text) {
-                        Some(d) => d,
-                        None => {
-                            return self.out.error(format!("Not an interval: '{text}' (examples: 10ms, 1ms, 500us)"));
-                        }
-                    },
+            ["cpu", "start", rest @ ..] => {
+                let (interval, flags) = match parse_cpu_start(rest) {
+                    Ok(parsed) => parsed,
+                    Err(message) => return self.out.error(message),
                 };
                 let Some(p) = self.profiler().await else { return };
-                match p.cpu_start(interval, 0, &[]).await {
+                match p.cpu_start_with_flags(interval, 0, &[], flags).await {
+                    Ok(()) if flags != 0 => {
+                        self.out.line(format!("CPU sampling started, every {interval:?}, with JVMTI stack traces."))
+                    }
                     Ok(()) => self.out.line(format!("CPU sampling started, every {interval:?}.")),
                     Err(e) => self.out.error(format!("Unable to start CPU sampling: {e}")),
                 }
@@ -371,6 +392,19 @@ impl Session {
 mod tests {
     use super::*;
     use jdi::profiler::{CpuTrace, ProfiledThread, ThreadSamples};
+
+    #[test]
+    fn cpu_start_takes_an_interval_and_the_mechanism_in_either_order() {
+        let flag = jdi::profiler::CPU_FLAG_JVMTI_STACKS;
+        assert_eq!(parse_cpu_start(&[]), Ok((DEFAULT_INTERVAL, 0)));
+        assert_eq!(parse_cpu_start(&["1ms"]), Ok((Duration::from_millis(1), 0)));
+        assert_eq!(parse_cpu_start(&["jvmti"]), Ok((DEFAULT_INTERVAL, flag)));
+        assert_eq!(parse_cpu_start(&["500us", "jvmti"]), Ok((Duration::from_micros(500), flag)));
+        assert_eq!(parse_cpu_start(&["JVMTI", "2ms"]), Ok((Duration::from_millis(2), flag)));
+        assert!(parse_cpu_start(&["often"]).unwrap_err().starts_with("Not an interval: 'often'"));
+        assert!(parse_cpu_start(&["1ms", "2ms"]).unwrap_err().starts_with("Usage: profile cpu start"));
+        assert!(parse_cpu_start(&["jvmti", "jvmti"]).is_err());
+    }
 
     fn frame(class: &str, method: &str, line: i32) -> FrameInfo {
         FrameInfo {
