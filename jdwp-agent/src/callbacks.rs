@@ -451,9 +451,8 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
             match crate::event_helper::deliver_direct(agent, jni, policy, (t, id), events) {
                 Ok(flag) => {
                     flag.suspend_self_direct(agent, thread);
-                    if policy != SuspendPolicy::None {
-                        crate::invoke::after_event(agent, jni, thread);
-                    }
+                    // A suspending event on an application thread, as below.
+                    crate::invoke::after_event(agent, jni, thread);
                     return;
                 }
                 Err(events) => events,

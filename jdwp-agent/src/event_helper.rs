@@ -11,10 +11,10 @@
 //! the debugger. When the helper must send it (something is queued there, events are held, or a
 //! suspend-all composite is out), the thread suspends itself right after handing it over, and the
 //! helper sends it once it sees the thread suspended ([`EventHelper::deliver_self_suspending`]).
-//! Either way the debugger never meets the event's thread still running. (A thread the debugger has no ID for yet, and the VM death event, take the older path:
-//! the callback waits until the composite is sent and the suspension requested, and the thread
-//! stops when it returns into the VM.) Events that suspend nothing are handed over without
-//! waiting, as the JDK's agent does.
+//! Either way the debugger never meets the event's thread still running. (A thread the debugger
+//! has no ID for yet, and the VM death event, take the older path: the callback waits until the
+//! composite is sent and the suspension requested, and the thread stops when it returns into the
+//! VM.) Events that suspend nothing are handed over without waiting, as the JDK's agent does.
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
