@@ -450,7 +450,7 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
         } else {
             match crate::event_helper::deliver_direct(agent, jni, policy, (t, id), events) {
                 Ok(flag) => {
-                    flag.suspend_self_direct(agent, thread);
+                    flag.suspend_self(agent, thread, None);
                     // A suspending event on an application thread, as below.
                     crate::invoke::after_event(agent, jni, thread);
                     return;
@@ -461,7 +461,7 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
         match helper.deliver_self_suspending(policy, (t, id), events, already) {
             Ok((flag, done)) => {
                 if !already {
-                    flag.suspend_self(agent, thread, done);
+                    flag.suspend_self(agent, thread, Some(done));
                 }
             }
             Err((t, events)) => {

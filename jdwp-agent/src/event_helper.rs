@@ -332,42 +332,32 @@ impl SelfSuspend {
     const SUSPENDING: u8 = 0;
     /// It was suspended already (by the debugger, before it said it would suspend itself).
     const ALREADY: u8 = 1;
-    /// Its suspension failed: it waits for the helper's `done` instead, and the helper suspends it.
+    /// Its suspension failed: whoever counts it (the helper, or [`settle`]) suspends it instead.
     const FAILED: u8 = 2;
 
-    /// Suspends the current (event) thread in the VM; returns once the debugger resumes it, or
-    /// after the helper is done with the event if the suspension failed.
-    pub fn suspend_self(&self, agent: &Agent, thread: jni_sys::jobject, done: mpsc::Receiver<()>) {
+    /// Suspends the current (event) thread in the VM; returns once the debugger resumes it. If the
+    /// suspension fails, the thread waits for the helper's `done` when the helper has its event
+    /// ([`EventHelper::deliver_self_suspending`]), which then suspends it; after
+    /// [`deliver_direct`] (no `done`) it runs on and [`settle`] suspends it (from the session
+    /// thread: it stops at its next VM call).
+    pub fn suspend_self(&self, agent: &Agent, thread: jni_sys::jobject, done: Option<mpsc::Receiver<()>>) {
         match agent.jvmti.suspend_thread(thread) {
             Ok(()) => {}
             // Suspended by someone else meanwhile (not the debugger, whose suspension
             // `begin_self_suspend` reported, so that this was not called).
             Err(crate::jvmti::JvmtiError::THREAD_SUSPENDED) => self.0.store(Self::ALREADY, Ordering::Release),
             Err(e) => {
-                tracing::debug!(%e, "an event thread could not suspend itself; the helper will");
+                tracing::debug!(%e, "an event thread could not suspend itself; an agent thread will");
                 self.0.store(Self::FAILED, Ordering::Release);
-                let _ = done.recv();
-            }
-        }
-    }
-
-    /// Suspends the current (event) thread in the VM after [`deliver_direct`] sent its composite;
-    /// returns once the debugger resumes it. If that fails, the thread runs on and [`settle`]
-    /// suspends it (from the session thread, which stops it at its next VM call).
-    pub fn suspend_self_direct(&self, agent: &Agent, thread: jni_sys::jobject) {
-        match agent.jvmti.suspend_thread(thread) {
-            Ok(()) => {}
-            Err(crate::jvmti::JvmtiError::THREAD_SUSPENDED) => self.0.store(Self::ALREADY, Ordering::Release),
-            Err(e) => {
-                tracing::debug!(%e, "an event thread could not suspend itself; the session thread will");
-                self.0.store(Self::FAILED, Ordering::Release);
+                if let Some(done) = done {
+                    let _ = done.recv();
+                }
             }
         }
     }
 
     /// Waits (the helper, or the session thread in [`settle`]) until the event thread is suspended
-    /// in the VM or gave up trying;
-    /// returns whether it is suspended.
+    /// in the VM or gave up trying; returns whether it is suspended.
     fn wait_suspended(&self, agent: &Agent, thread: jni_sys::jobject) -> bool {
         let give_up = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
@@ -610,7 +600,7 @@ static DIRECT: Mutex<Vec<Direct>> = Mutex::new(Vec::new());
 static DIRECT_PENDING: AtomicUsize = AtomicUsize::new(0);
 
 /// Sends a suspending composite from its own event thread, which then suspends itself
-/// ([`SelfSuspend::suspend_self_direct`]) instead of handing the composite to the helper: the
+/// ([`SelfSuspend::suspend_self`]) instead of handing the composite to the helper: the
 /// helper thread's wake-up and its wait for the suspension leave the path of every breakpoint and
 /// step. The caller has called `begin_self_suspend` (which said the thread was not suspended yet):
 /// until [`settle`], the debugger's suspensions of this thread only count, so it cannot be stopped
