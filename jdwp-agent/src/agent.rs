@@ -13,7 +13,8 @@
 //! * **Agent threads** (the session thread, the event helper) are never suspended, so they may
 //!   hold locks across VM calls. So may an event thread while it suspends itself for its event
 //!   (`ThreadControl::begin_self_suspend` until the suspension is counted): the debugger's
-//!   suspensions of it only count meanwhile, so nothing can stop it in the VM. Lock order: `Session::order` → `threads` → `ids`/`fields`/`methods`.
+//!   suspensions of it only count meanwhile, so nothing can stop it in the VM. Lock order:
+//!   `Session::order` → `threads` → `ids`/`fields`/`methods`.
 //! * An application thread may **wait** only where no agent lock is held and nothing an agent thread
 //!   needs stays taken: the one such wait, in `java.lang.Thread.resume` ([`crate::app_resume`]),
 //!   waits on `threads`' condition variable, which releases that lock while waiting.
