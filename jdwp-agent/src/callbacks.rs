@@ -442,16 +442,13 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
         _ => None,
     };
     if let Some((t, id)) = self_suspend {
-        // Until it has registered its event, a command waits for this thread (see `settle`).
-        let in_flight = crate::event_helper::InFlightGuard::enter(id);
         let already = agent.threads.lock().begin_self_suspend(id);
         // Best: the thread sends the composite itself and suspends (no helper in between); when
         // the helper must send it, the thread still suspends itself and the helper counts that.
         let events = if already {
-            drop(in_flight);
             events
         } else {
-            match crate::event_helper::deliver_direct(agent, jni, policy, (t, id), events, in_flight) {
+            match crate::event_helper::deliver_direct(agent, jni, policy, (t, id), events) {
                 Ok(flag) => {
                     flag.suspend_self(agent, thread, None);
                     // A suspending event on an application thread, as below.

@@ -595,83 +595,6 @@ struct Direct {
     flag: Arc<SelfSuspend>,
 }
 
-/// Event threads between saying they will suspend themselves (`begin_self_suspend`, after which
-/// the debugger's suspensions of them only count) and registering their composite in [`DIRECT`]:
-/// a command that finds one here waits for it (see [`settle`]), so that a thread the debugger
-/// suspended meanwhile is stopped before the debugger looks at it.
-pub struct InFlight {
-    threads: Mutex<Vec<ThreadId>>,
-    /// How many `threads` holds, read without its lock by every command.
-    count: AtomicUsize,
-    left: std::sync::Condvar,
-}
-
-impl InFlight {
-    pub const fn new() -> InFlight {
-        InFlight { threads: Mutex::new(Vec::new()), count: AtomicUsize::new(0), left: std::sync::Condvar::new() }
-    }
-
-    fn enter(&self, thread: ThreadId) {
-        lock(&self.threads).push(thread);
-        self.count.fetch_add(1, Ordering::SeqCst);
-    }
-
-    fn leave(&self, thread: ThreadId) {
-        let mut threads = lock(&self.threads);
-        if let Some(i) = threads.iter().position(|t| *t == thread) {
-            threads.swap_remove(i);
-            self.count.fetch_sub(1, Ordering::SeqCst);
-        }
-        drop(threads);
-        self.left.notify_all();
-    }
-
-    /// The threads in flight now.
-    fn snapshot(&self) -> Vec<ThreadId> {
-        if self.count.load(Ordering::SeqCst) == 0 {
-            return Vec::new();
-        }
-        lock(&self.threads).clone()
-    }
-
-    /// Waits until none of `these` is in flight any more (threads that entered since are not
-    /// waited for, so a stream of new events cannot hold a command up), or `limit` passed;
-    /// returns whether they all left.
-    fn wait_until_left(&self, these: &[ThreadId], limit: std::time::Duration) -> bool {
-        if these.is_empty() {
-            return true;
-        }
-        let deadline = std::time::Instant::now() + limit;
-        let mut threads = lock(&self.threads);
-        while these.iter().any(|t| threads.contains(t)) {
-            let now = std::time::Instant::now();
-            if now >= deadline {
-                return false;
-            }
-            threads = self.left.wait_timeout(threads, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
-        }
-        true
-    }
-}
-
-static IN_FLIGHT: InFlight = InFlight::new();
-
-/// An event thread's stay in [`InFlight`]: entered on creation, left when dropped.
-pub struct InFlightGuard(ThreadId);
-
-impl InFlightGuard {
-    pub fn enter(thread: ThreadId) -> InFlightGuard {
-        IN_FLIGHT.enter(thread);
-        InFlightGuard(thread)
-    }
-}
-
-impl Drop for InFlightGuard {
-    fn drop(&mut self) {
-        IN_FLIGHT.leave(self.0);
-    }
-}
-
 static DIRECT: Mutex<Vec<Direct>> = Mutex::new(Vec::new());
 /// How many [`DIRECT`] holds, read without its lock by every command.
 static DIRECT_PENDING: AtomicUsize = AtomicUsize::new(0);
@@ -692,7 +615,6 @@ pub fn deliver_direct(
     policy: SuspendPolicy,
     thread: (GlobalRef, ThreadId),
     events: Vec<RawEvent>,
-    in_flight: InFlightGuard,
 ) -> Result<Arc<SelfSuspend>, Vec<RawEvent>> {
     let helper_first = || QUEUED.load(Ordering::SeqCst) != 0 || composites_wait();
     if helper_first() {
@@ -716,8 +638,6 @@ pub fn deliver_direct(
             direct.push(Direct { id, thread: t, flag: flag.clone() });
             DIRECT_PENDING.store(direct.len(), Ordering::SeqCst);
         }
-        // Registered: from here on a command waits for the suspension itself.
-        drop(in_flight);
         // On an error the composite is not sent; the thread still suspends itself, and the
         // settling makes its suspension match its count, as the helper does for composites it
         // could not send.
@@ -741,14 +661,7 @@ pub fn deliver_direct(
 /// was out) until each is suspended in the VM. The session thread calls it before every command
 /// and before the departing debugger's threads are resumed, so the debugger never meets such a
 /// thread still running and resumes it only once it is stopped.
-///
-/// With `wait_in_flight`, first waits for the event threads on their way to registering (see
-/// [`InFlight`]); not when the caller holds the event order lock, which they may need (a command
-/// that resumes threads: it only counts for threads in flight, whose suspension then stays theirs).
-pub fn settle(agent: &Agent, jni: Jni, wait_in_flight: bool) {
-    if wait_in_flight && !IN_FLIGHT.wait_until_left(&IN_FLIGHT.snapshot(), IN_FLIGHT_LIMIT) {
-        tracing::warn!("an event thread took over {IN_FLIGHT_LIMIT:?} to send its event; going on");
-    }
+pub fn settle(agent: &Agent, jni: Jni) {
     if DIRECT_PENDING.load(Ordering::SeqCst) == 0 {
         return;
     }
@@ -766,10 +679,6 @@ pub fn settle(agent: &Agent, jni: Jni, wait_in_flight: bool) {
         jni.delete_global_ref(d.thread.0);
     }
 }
-
-/// How long a command waits for event threads in flight: they need no more than the event order
-/// lock and some VM calls, so this only bounds the damage of a bug.
-const IN_FLIGHT_LIMIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// The location of code index `index` in `method`.
 pub fn location(agent: &Agent, jni: Jni, method: jmethodID, index: i64) -> Result<Location, ErrorCode> {
@@ -928,35 +837,4 @@ fn convert(agent: &Agent, jni: Jni, raw: &RawEvent) -> Result<Event, ErrorCode> 
             }
         }
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::InFlight;
-    use jdwp_protocol::ThreadId;
-    use std::sync::Arc;
-    use std::time::Duration;
-
-    #[test]
-    fn a_command_waits_only_for_threads_in_flight_when_it_came() {
-        let in_flight = Arc::new(InFlight::new());
-        assert!(in_flight.wait_until_left(&in_flight.snapshot(), Duration::ZERO), "none in flight");
-        let (a, b) = (ThreadId(1), ThreadId(2));
-        in_flight.enter(a);
-        let now = in_flight.snapshot();
-        assert_eq!(now, [a]);
-        // Still in flight: the wait gives up at its limit.
-        assert!(!in_flight.wait_until_left(&now, Duration::from_millis(1)));
-        // A newcomer is not waited for; the one that leaves (from another thread) ends the wait.
-        in_flight.enter(b);
-        let leaver = {
-            let in_flight = in_flight.clone();
-            std::thread::spawn(move || in_flight.leave(a))
-        };
-        assert!(in_flight.wait_until_left(&now, Duration::from_secs(60)));
-        leaver.join().unwrap();
-        assert_eq!(in_flight.snapshot(), [b]);
-        in_flight.leave(b);
-        assert!(in_flight.snapshot().is_empty());
-    }
 }

@@ -104,7 +104,7 @@ impl Session {
 }
 
 /// Commands that let threads run: their reply must reach the debugger before any event they cause.
-pub(crate) fn resumes_threads(set: u8, cmd: u8) -> bool {
+fn resumes_threads(set: u8, cmd: u8) -> bool {
     (set, cmd) == (vm::SET, <vm::Resume as Command>::CMD) || (set, cmd) == (tr::SET, <tr::Resume as Command>::CMD)
 }
 
