@@ -11,10 +11,7 @@
 //!   across a JNI or JVMTI call. They filter events on snapshots of the request table and hand
 //!   matched events to the event helper thread, which does the rest.
 //! * **Agent threads** (the session thread, the event helper) are never suspended, so they may
-//!   hold locks across VM calls. So may an event thread while it suspends itself for its event
-//!   (`ThreadControl::begin_self_suspend` until the suspension is counted): the debugger's
-//!   suspensions of it only count meanwhile, so nothing can stop it in the VM. Lock order:
-//!   `Session::order` → `threads` → `ids`/`fields`/`methods`.
+//!   hold locks across VM calls. Lock order: `Session::order` → `threads` → `ids`/`fields`/`methods`.
 //! * An application thread may **wait** only where no agent lock is held and nothing an agent thread
 //!   needs stays taken: the one such wait, in `java.lang.Thread.resume` ([`crate::app_resume`]),
 //!   waits on `threads`' condition variable, which releases that lock while waiting.
@@ -162,8 +159,7 @@ impl Agent {
 
     // ---- objects ------------------------------------------------------------------------------
 
-    /// The ID of an object (0 for null), assigning one if it has none. Agent threads only (an
-    /// event thread suspending itself for its event counts as one: see the module docs).
+    /// The ID of an object (0 for null), assigning one if it has none. Agent threads only.
     pub fn object_id(&self, jni: Jni, obj: jobject) -> Result<ObjectId, ErrorCode> {
         if obj.is_null() {
             return Ok(ObjectId::NULL);
@@ -272,25 +268,10 @@ impl Agent {
         }
     }
 
-    /// The VM is suspended: every object the debugger has an ID for is to be held (new IDs are held
-    /// as they are made). Only noted here: [`Agent::hold_while_suspended`] makes the holds before
-    /// the debugger's next command, which keeps a loop over every ID off the path of the event
-    /// that suspended the VM. That changes nothing the debugger can see: it can name an object
-    /// only in a command, and a collection in between (with every application thread stopped)
-    /// could as well have come just before the suspension; the objects an event names are held
-    /// by the stack of its suspended thread.
-    pub fn pin_all_while_suspended(&self) {
+    /// The VM is suspended: hold every object the debugger has an ID for. Agent threads only.
+    pub fn pin_all_while_suspended(&self, jni: Jni) {
         let mut table = lock(&self.ids);
         table.suspend_pinned = true;
-        table.holds_owed = true;
-    }
-
-    /// Makes the holds [`Agent::pin_all_while_suspended`] noted. Agent threads only.
-    pub fn hold_while_suspended(&self, jni: Jni) {
-        let mut table = lock(&self.ids);
-        if !std::mem::take(&mut table.holds_owed) {
-            return;
-        }
         for entry in table.entries.values_mut() {
             if entry.suspend_pin.is_none() {
                 let strong = jni.new_local_ref(entry.weak.0);
@@ -306,7 +287,6 @@ impl Agent {
     pub fn unpin_all_after_suspend(&self, jni: Jni) {
         let mut table = lock(&self.ids);
         table.suspend_pinned = false;
-        table.holds_owed = false;
         for entry in table.entries.values_mut() {
             if let Some(strong) = entry.suspend_pin.take() {
                 jni.delete_global_ref(strong.0);
@@ -453,9 +433,6 @@ pub struct ObjectTable {
     entries: HashMap<u64, ObjectEntry>,
     /// Whether every ID is held strongly now (the VM is suspended).
     suspend_pinned: bool,
-    /// The VM was suspended and the holds of the objects with IDs are not made yet (see
-    /// [`Agent::pin_all_while_suspended`]).
-    holds_owed: bool,
 }
 
 /// A field as the agent hands it out.
@@ -516,7 +493,7 @@ impl From<crate::jni::JniError> for ErrorCode {
     }
 }
 
-/// Suspension through JVMTI, for [`ThreadControl`]. Agent threads only (as for [`Agent::object_id`]).
+/// Suspension through JVMTI, for [`ThreadControl`]. Agent threads only.
 pub struct JvmtiSuspend<'a> {
     pub agent: &'a Agent,
     pub jni: Jni,
@@ -534,7 +511,7 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
     }
 
     fn vm_suspended(&self) {
-        self.agent.pin_all_while_suspended();
+        self.agent.pin_all_while_suspended(self.jni);
     }
 
     fn vm_resumed(&self) {

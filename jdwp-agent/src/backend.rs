@@ -44,12 +44,8 @@ impl Backend for AgentBackend {
         };
         trace_command(entry.name);
         let jni = agent.jni()?;
-        // An event thread that sent its own event may still be on its way into its suspension.
-        crate::event_helper::settle(agent, jni);
         // Every local reference a handler makes dies with this frame.
         let frame = jni.push_local_frame(64)?;
-        // Objects are held while the VM is suspended from the debugger's first command on.
-        agent.hold_while_suspended(jni);
         let result = (entry.handler)(agent, body);
         drop(frame);
         result
@@ -78,7 +74,6 @@ impl Backend for AgentBackend {
         crate::event_helper::unblock();
         let Ok(jni) = agent.jni() else { return };
         let Ok(frame) = jni.push_local_frame(64) else { return };
-        crate::event_helper::settle(agent, jni);
         let requests = lock(&agent.requests).clear();
         crate::commands::event_request::forget_requests(agent, jni, &requests);
         crate::app_resume::session_ended(agent);

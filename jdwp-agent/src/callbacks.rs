@@ -443,25 +443,10 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
     };
     if let Some((t, id)) = self_suspend {
         let already = agent.threads.lock().begin_self_suspend(id);
-        // Best: the thread sends the composite itself and suspends (no helper in between); when
-        // the helper must send it, the thread still suspends itself and the helper counts that.
-        let events = if already {
-            events
-        } else {
-            match crate::event_helper::deliver_direct(agent, jni, policy, (t, id), events) {
-                Ok(flag) => {
-                    flag.suspend_self(agent, thread, None);
-                    // A suspending event on an application thread, as below.
-                    crate::invoke::after_event(agent, jni, thread);
-                    return;
-                }
-                Err(events) => events,
-            }
-        };
         match helper.deliver_self_suspending(policy, (t, id), events, already) {
             Ok((flag, done)) => {
                 if !already {
-                    flag.suspend_self(agent, thread, Some(done));
+                    flag.suspend_self(agent, thread, done);
                 }
             }
             Err((t, events)) => {

@@ -4,22 +4,19 @@
 //! Event callbacks run on application threads, which the debugger may suspend at any call into the
 //! VM; they must not hold agent locks across such calls (see [`crate::agent`]). So a callback only
 //! filters and collects global references, then hands the event here. If the event suspends, the
-//! event thread suspends itself in the VM, and that suspension is counted as the event's (see
-//! `ThreadControl::begin_self_suspend`): the thread sleeps once, until the resume. Usually the
-//! thread sends its composite itself first ([`deliver_direct`]; the session thread counts the
-//! suspension before its next command, [`settle`]), so no other thread wakes between the hit and
-//! the debugger. When the helper must send it (something is queued there, events are held, or a
-//! suspend-all composite is out), the thread suspends itself right after handing it over, and the
-//! helper sends it once it sees the thread suspended ([`EventHelper::deliver_self_suspending`]).
-//! Either way the debugger never meets the event's thread still running. (A thread the debugger
-//! has no ID for yet, and the VM death event, take the older path: the callback waits until the
-//! composite is sent and the suspension requested, and the thread stops when it returns into the
-//! VM.) Events that suspend nothing are handed over without waiting, as the JDK's agent does.
+//! event thread suspends itself in the VM right after handing it over, and the helper sends the
+//! composite once it sees the thread suspended, counting that suspension as the event's (see
+//! [`EventHelper::deliver_self_suspending`] and `ThreadControl::begin_self_suspend`): the debugger
+//! hears of the event only once its thread is stopped, and the thread sleeps once, until the
+//! resume. (A thread the debugger has no ID for yet, and the VM death event, take the older path:
+//! the callback waits until the composite is sent and the suspension requested, and the thread
+//! stops when it returns into the VM.) Events that suspend nothing are handed over without
+//! waiting, as the JDK's agent does.
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::{Arc, mpsc};
 
 use jdwp_protocol::commands::event::{Composite, Event};
 use jdwp_protocol::{ErrorCode, Location, MethodId, ReferenceTypeId, SuspendPolicy, ThreadId, TypeTag, Value, codec};
@@ -240,11 +237,7 @@ impl EventHelper {
 
     /// Queues a job; gives it back if the helper is gone.
     fn send(&self, job: Job) -> Result<(), Job> {
-        QUEUED.fetch_add(1, Ordering::SeqCst);
-        lock(&self.tx).send(job).map_err(|e| {
-            QUEUED.fetch_sub(1, Ordering::SeqCst);
-            e.0
-        })
+        lock(&self.tx).send(job).map_err(|e| e.0)
     }
 
     /// Hands a composite over; with `wait`, returns once it is sent (or dropped because nobody
@@ -332,32 +325,27 @@ impl SelfSuspend {
     const SUSPENDING: u8 = 0;
     /// It was suspended already (by the debugger, before it said it would suspend itself).
     const ALREADY: u8 = 1;
-    /// Its suspension failed: whoever counts it (the helper, or [`settle`]) suspends it instead.
+    /// Its suspension failed: it waits for the helper's `done` instead, and the helper suspends it.
     const FAILED: u8 = 2;
 
-    /// Suspends the current (event) thread in the VM; returns once the debugger resumes it. If the
-    /// suspension fails, the thread waits for the helper's `done` when the helper has its event
-    /// ([`EventHelper::deliver_self_suspending`]), which then suspends it; after
-    /// [`deliver_direct`] (no `done`) it runs on and [`settle`] suspends it (from the session
-    /// thread: it stops at its next VM call).
-    pub fn suspend_self(&self, agent: &Agent, thread: jni_sys::jobject, done: Option<mpsc::Receiver<()>>) {
+    /// Suspends the current (event) thread in the VM; returns once the debugger resumes it, or
+    /// after the helper is done with the event if the suspension failed.
+    pub fn suspend_self(&self, agent: &Agent, thread: jni_sys::jobject, done: mpsc::Receiver<()>) {
         match agent.jvmti.suspend_thread(thread) {
             Ok(()) => {}
             // Suspended by someone else meanwhile (not the debugger, whose suspension
             // `begin_self_suspend` reported, so that this was not called).
             Err(crate::jvmti::JvmtiError::THREAD_SUSPENDED) => self.0.store(Self::ALREADY, Ordering::Release),
             Err(e) => {
-                tracing::debug!(%e, "an event thread could not suspend itself; an agent thread will");
+                tracing::debug!(%e, "an event thread could not suspend itself; the helper will");
                 self.0.store(Self::FAILED, Ordering::Release);
-                if let Some(done) = done {
-                    let _ = done.recv();
-                }
+                let _ = done.recv();
             }
         }
     }
 
-    /// Waits (the helper, or the session thread in [`settle`]) until the event thread is suspended
-    /// in the VM or gave up trying; returns whether it is suspended.
+    /// Waits (the helper) until the event thread is suspended in the VM or gave up trying;
+    /// returns whether it is suspended.
     fn wait_suspended(&self, agent: &Agent, thread: jni_sys::jobject) -> bool {
         let give_up = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
@@ -419,17 +407,13 @@ pub fn run(agent: &Agent, jni: Jni, jobs: mpsc::Receiver<Job>) {
             Ok(job @ (Job::Deliver { .. } | Job::Unloads)) if !held.is_empty() || composites_wait() => {
                 held.push_back(job)
             }
-            Ok(job) => {
-                run_job(agent, jni, job);
-                QUEUED.fetch_sub(1, Ordering::SeqCst);
-            }
+            Ok(job) => run_job(agent, jni, job),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
         }
         while !held.is_empty() && !composites_wait() {
             if let Some(job) = held.pop_front() {
                 run_job(agent, jni, job);
-                QUEUED.fetch_sub(1, Ordering::SeqCst);
             }
         }
     }
@@ -522,25 +506,12 @@ fn deliver_counted(
     ops: &JvmtiSuspend<'_>,
 ) -> Result<(), ErrorCode> {
     let Some(session) = agent.session() else { return Ok(()) };
-    let body = compose(agent, jni, policy, raw)?;
-    let _order = session.order();
-    // The debugger may have left since the look above: its detach (under the same lock) resumed
-    // every thread, and suspending now would leave the VM stopped with no one to resume it.
-    if !is_current(agent, &session) {
-        return Ok(());
-    }
-    suspend_for(agent, jni, policy, thread, ops)?;
-    session.send_event(body).map_err(|_| ErrorCode::VM_DEAD)
-}
-
-/// The encoded composite of these events (those that can still be said: an object may have gone
-/// meanwhile); an error if none can.
-fn compose(agent: &Agent, jni: Jni, policy: SuspendPolicy, raw: &[RawEvent]) -> Result<Vec<u8>, ErrorCode> {
     let mut events = Vec::with_capacity(raw.len());
     for r in raw {
         let frame = jni.push_local_frame(16)?;
         match convert(agent, jni, r) {
             Ok(event) => events.push(event),
+            // Say what can be said (an object may have gone meanwhile).
             Err(e) => tracing::debug!(?e, "an event could not be converted; left out"),
         }
         drop(frame);
@@ -548,136 +519,28 @@ fn compose(agent: &Agent, jni: Jni, policy: SuspendPolicy, raw: &[RawEvent]) -> 
     if events.is_empty() {
         return Err(ErrorCode::INTERNAL);
     }
-    Ok(codec::encode_body(&Composite { suspend_policy: policy, events }, ID_SIZES))
-}
-
-/// Whether `session` is still the debugger's (checked under its order lock).
-fn is_current(agent: &Agent, session: &Arc<crate::session::Session>) -> bool {
-    agent.session().is_some_and(|current| Arc::ptr_eq(&current, session))
-}
-
-/// Counts (and makes) the suspensions of a composite's policy; the caller holds the session's
-/// order lock and sends the composite next.
-fn suspend_for(
-    agent: &Agent,
-    jni: Jni,
-    policy: SuspendPolicy,
-    thread: Option<GlobalRef>,
-    ops: &JvmtiSuspend<'_>,
-) -> Result<(), ErrorCode> {
+    let body = codec::encode_body(&Composite { suspend_policy: policy, events }, ID_SIZES);
+    let _order = session.order();
+    // The debugger may have left since the look above: its detach (under the same lock) resumed
+    // every thread, and suspending now would leave the VM stopped with no one to resume it.
+    if !agent.session().is_some_and(|current| Arc::ptr_eq(&current, &session)) {
+        return Ok(());
+    }
     match policy {
         SuspendPolicy::All => {
             // Before anything is sent: the debugger's resume (under `order` too) comes after.
             AFTER_SUSPEND_ALL.store(true, Ordering::SeqCst);
-            agent.threads.lock().suspend_all(ops)
+            agent.threads.lock().suspend_all(ops)?
         }
-        SuspendPolicy::EventThread => match thread {
-            Some(t) => {
+        SuspendPolicy::EventThread => {
+            if let Some(t) = thread {
                 let id = agent.thread_id(jni, t.0)?;
-                agent.threads.lock().suspend_thread(ops, id)
+                agent.threads.lock().suspend_thread(ops, id)?;
             }
-            None => Ok(()),
-        },
-        SuspendPolicy::None => Ok(()),
-    }
-}
-
-/// Jobs queued for the helper and not done yet (held composites included). An event thread sends
-/// its own composite only when this is zero, so that it never overtakes an earlier event.
-static QUEUED: AtomicUsize = AtomicUsize::new(0);
-
-/// An event thread that sent its own composite and then suspends itself (see [`deliver_direct`]):
-/// the session thread counts that suspension as the event's ([`settle`]) before its next command.
-struct Direct {
-    id: ThreadId,
-    /// The event thread; owned.
-    thread: GlobalRef,
-    flag: Arc<SelfSuspend>,
-}
-
-static DIRECT: Mutex<Vec<Direct>> = Mutex::new(Vec::new());
-/// How many [`DIRECT`] holds, read without its lock by every command.
-static DIRECT_PENDING: AtomicUsize = AtomicUsize::new(0);
-
-/// Sends a suspending composite from its own event thread, which then suspends itself
-/// ([`SelfSuspend::suspend_self`]) instead of handing the composite to the helper: the
-/// helper thread's wake-up and its wait for the suspension leave the path of every breakpoint and
-/// step. The caller has called `begin_self_suspend` (which said the thread was not suspended yet):
-/// until [`settle`], the debugger's suspensions of this thread only count, so it cannot be stopped
-/// in the VM while it holds the order lock here, and it acts as an agent thread would.
-///
-/// Gives the events back when the helper must send them: something is queued there (this
-/// thread's own earlier events go out first), events are held or wait behind a suspend-all
-/// composite, or there is no debugger.
-pub fn deliver_direct(
-    agent: &Agent,
-    jni: Jni,
-    policy: SuspendPolicy,
-    thread: (GlobalRef, ThreadId),
-    events: Vec<RawEvent>,
-) -> Result<Arc<SelfSuspend>, Vec<RawEvent>> {
-    let helper_first = || QUEUED.load(Ordering::SeqCst) != 0 || composites_wait();
-    if helper_first() {
-        return Err(events);
-    }
-    let Some(session) = agent.session() else { return Err(events) };
-    let Ok(body) = compose(agent, jni, policy, &events) else { return Err(events) };
-    let (t, id) = thread;
-    let flag = Arc::new(SelfSuspend(AtomicU8::new(SelfSuspend::SUSPENDING), id));
-    {
-        let _order = session.order();
-        if helper_first() || !is_current(agent, &session) {
-            return Err(events);
         }
-        let ops = JvmtiSuspend { agent, jni };
-        let suspended = suspend_for(agent, jni, policy, Some(t), &ops);
-        // Before the debugger can hear of the event: whatever it asks next waits for the
-        // suspension.
-        {
-            let mut direct = lock(&DIRECT);
-            direct.push(Direct { id, thread: t, flag: flag.clone() });
-            DIRECT_PENDING.store(direct.len(), Ordering::SeqCst);
-        }
-        // On an error the composite is not sent; the thread still suspends itself, and the
-        // settling makes its suspension match its count, as the helper does for composites it
-        // could not send.
-        match suspended {
-            Ok(()) => {
-                if let Err(e) = session.send_event(body) {
-                    tracing::debug!(%e, "event not delivered");
-                }
-            }
-            Err(e) => tracing::debug!(?e, "event not delivered"),
-        }
+        SuspendPolicy::None => {}
     }
-    for event in events {
-        event.release(jni);
-    }
-    Ok(flag)
-}
-
-/// Counts the suspensions of event threads that sent their own composites ([`deliver_direct`])
-/// as their events': waits (briefly: each was on its way into `SuspendThread` once its composite
-/// was out) until each is suspended in the VM. The session thread calls it before every command
-/// and before the departing debugger's threads are resumed, so the debugger never meets such a
-/// thread still running and resumes it only once it is stopped.
-pub fn settle(agent: &Agent, jni: Jni) {
-    if DIRECT_PENDING.load(Ordering::SeqCst) == 0 {
-        return;
-    }
-    let taken = {
-        let mut direct = lock(&DIRECT);
-        DIRECT_PENDING.store(0, Ordering::SeqCst);
-        std::mem::take(&mut *direct)
-    };
-    let ops = JvmtiSuspend { agent, jni };
-    for d in taken {
-        let in_vm = d.flag.wait_suspended(agent, d.thread.0);
-        if let Err(e) = agent.threads.lock().end_self_suspend(&ops, d.id, in_vm) {
-            tracing::debug!(?e, "an event thread's suspension could not be matched to its count");
-        }
-        jni.delete_global_ref(d.thread.0);
-    }
+    session.send_event(body).map_err(|_| ErrorCode::VM_DEAD)
 }
 
 /// The location of code index `index` in `method`.

@@ -151,8 +151,6 @@ impl ThreadControl {
 
     /// `VirtualMachine.Resume`: one count off every thread that has one.
     pub fn resume_all(&mut self, ops: &dyn SuspendOps) -> Result<(), ErrorCode> {
-        // Before any thread runs: a collection the program starts at once must find the objects
-        // held during the suspension let go.
         if self.vm_count == 1 {
             ops.vm_resumed();
         }
