@@ -25,6 +25,18 @@ fn started(main: &str, agent: Agent, line: &str) -> Debuggee {
     jvm
 }
 
+/// The one-shot profile's JSON report of Profiled, checked to have samples and `Profiled.hot` on
+/// the "hot" thread as its top trace.
+fn hot_method_report(out: &str) -> Value {
+    let report: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    assert!(report["samples"].as_i64().unwrap() > 0, "{report:#}");
+    let top = &report["traces"][0];
+    assert_eq!(top["frames"][0]["class"], "Profiled", "{report:#}");
+    assert_eq!(top["frames"][0]["method"], "hot", "{report:#}");
+    assert_eq!(top["threads"][0]["name"], "hot", "{report:#}");
+    report
+}
+
 #[test]
 fn one_shot_cpu_profile_names_the_hot_method() {
     let jvm = started("Profiled", our_agent(), "ready");
@@ -33,16 +45,11 @@ fn one_shot_cpu_profile_names_the_hot_method() {
     let (code, out, err) =
         run_jdb_rs(&["profile", "--attach", &address, "--cpu", "--duration", "1s", "--interval", "1ms", "--json"]);
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    let report: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    let report = hot_method_report(&out);
     assert_eq!(report["type"], "profile");
     assert_eq!(report["running"], false);
-    assert!(report["samples"].as_i64().unwrap() > 0, "{report:#}");
     // The default mechanism is signals, which visit no idle thread.
     assert_eq!(report["idle_skipped"], 0, "{report:#}");
-    let top = &report["traces"][0];
-    assert_eq!(top["frames"][0]["class"], "Profiled", "{report:#}");
-    assert_eq!(top["frames"][0]["method"], "hot", "{report:#}");
-    assert_eq!(top["threads"][0]["name"], "hot", "{report:#}");
 
     // The text form is HPROF's: traces, then the ranked table.
     let (code, out, err) = run_jdb_rs(&["profile", "--attach", &address, "--cpu", "--duration", "1s", "--top", "5"]);
@@ -75,14 +82,9 @@ fn one_shot_cpu_profile_with_jvmti_stacks_names_the_hot_method() {
         "--json",
     ]);
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    let report: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
-    assert!(report["samples"].as_i64().unwrap() > 0, "{report:#}");
+    let report = hot_method_report(&out);
     // Only the JVMTI mechanism visits threads that did not run (signals never see them).
     assert!(report["idle_skipped"].as_i64().unwrap() > 0, "{report:#}");
-    let top = &report["traces"][0];
-    assert_eq!(top["frames"][0]["class"], "Profiled", "{report:#}");
-    assert_eq!(top["frames"][0]["method"], "hot", "{report:#}");
-    assert_eq!(top["threads"][0]["name"], "hot", "{report:#}");
     assert!(jvm.exit_status().is_none());
 }
 
