@@ -660,6 +660,10 @@ pub unsafe extern "system" fn on_breakpoint(
         let Some((agent, jni)) = enter(jni_env, thread) else { return };
         framed(jni, || {
             let mut batch = take_pending(agent, jni, thread, Some((method as usize, location)));
+            // A step waiting here for a return (see `step`) comes first, as its single step would.
+            if let Some(request) = step::on_breakpoint(agent, jni, thread, method, location) {
+                complete_step(agent, jni, thread, &request, method, location, &mut batch);
+            }
             let subject = Subject::of_method(agent, jni, thread, method, location);
             if entry::is_entry(method as usize, location) {
                 let mut entries = Batch::new();

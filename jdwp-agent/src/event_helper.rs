@@ -216,8 +216,9 @@ pub enum Job {
     Cleanup(Vec<Arc<Request>>),
     /// Class unloads may be waiting (see [`crate::events::unload`]).
     Unloads,
-    /// JVMTI work an event thread needs done on an agent thread; it waits for it.
-    Task { task: Task, done: mpsc::SyncSender<()> },
+    /// JVMTI work an event thread needs done on an agent thread; `done` (if any) is told when it
+    /// is.
+    Task { task: Task, done: Option<mpsc::SyncSender<()>> },
 }
 
 /// What a callback gets back when the helper is gone: the event thread's reference and the events,
@@ -310,9 +311,15 @@ impl EventHelper {
     /// Runs `task` on the helper thread and waits for it.
     pub fn run_task(&self, task: impl FnOnce(&Agent, Jni) + Send + 'static) {
         let (done, done_rx) = mpsc::sync_channel(1);
-        if self.send(Job::Task { task: Box::new(task), done }).is_ok() {
+        if self.send(Job::Task { task: Box::new(task), done: Some(done) }).is_ok() {
             let _ = done_rx.recv();
         }
+    }
+
+    /// Runs `task` on the helper thread later, without waiting; returns whether it was queued
+    /// (not if the helper is gone).
+    pub fn spawn_task(&self, task: impl FnOnce(&Agent, Jni) + Send + 'static) -> bool {
+        self.send(Job::Task { task: Box::new(task), done: None }).is_ok()
     }
 }
 
@@ -449,7 +456,9 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
         }
         Job::Task { task, done } => {
             task(agent, jni);
-            let _ = done.send(());
+            if let Some(done) = done {
+                let _ = done.send(());
+            }
         }
     }
 }

@@ -9,16 +9,24 @@
 //!   pop): the step is done, whatever its kind;
 //! * in a callee: a step into stops at the first location of a method it may stop in (not excluded
 //!   by the request's class filters and, for a line step, with line numbers). Otherwise the agent
-//!   stops single-stepping, asks for a frame pop of the callee and, for a step into, watches method
-//!   entries for a method it may stop in, where it single-steps again — so callees run without a
-//!   callback per bytecode. An exception that pops the callee resumes single-stepping where it is
-//!   caught;
+//!   stops single-stepping until the callee returns, so that callees run without a callback per
+//!   bytecode. A step over waits at a *return breakpoint*: an internal breakpoint on the
+//!   instruction after the call in the origin frame ([`after_call`]), taken as reached once the
+//!   thread is back at the origin's depth there (deeper hits are recursive calls). A frame pop
+//!   would do too, but HotSpot keeps a thread with a frame pop pending in interpreter-only mode,
+//!   so a callee stepped over would run interpreted, several times slower, as with the JDK's
+//!   agent. A step into watches method entries for a method it may stop in (which needs
+//!   interpreter-only mode anyway) and waits for a frame pop. Where no return breakpoint can be
+//!   set (a native or obsolete origin frame, a call from an instruction other than those of
+//!   [`after_call`]), a frame pop it is. An exception that leaves the callee resumes
+//!   single-stepping where it is caught;
 //! * in the origin frame: a min step is done at once, a line step once the line changes (leaving a
 //!   method without line numbers counts as a change, as with the JDK's agent).
 //!
 //! Native frames are never single-stepped: a step in native code completes at the first Java
-//! location that qualifies. A step out does not single-step the origin frame at all: it asks for
-//! its frame pop and steps from there. When a step completes, the next one starts where it ended (a
+//! location that qualifies. A step out does not single-step the origin frame at all: it waits at a
+//! return breakpoint in the caller (or, failing that, for the origin frame's pop) and steps from
+//! there. When a step completes, the next one starts where it ended (a
 //! request without a count reports step after step); when the request goes, the thread's
 //! single-step, frame pop and method entry events are switched off, so that it leaves
 //! interpreter-only mode.
@@ -26,7 +34,10 @@
 //! Threads: the session thread begins and ends steps (the stepping thread is then normally
 //! suspended); the stepping thread itself moves its step along from its event callbacks. Neither
 //! holds [`STEPS`] across a JVMTI call; the thread-level event modes are applied after the fact
-//! and re-applied until no change raced with them (see [`resync`]).
+//! and re-applied until no change raced with them (see [`resync`]). Return breakpoints are
+//! counted uses of the shared JVMTI breakpoints ([`breakpoints`]), so a user's breakpoint at the
+//! same place coexists with them; a callback has the event helper set or clear them (that takes
+//! the setup lock, which application threads may not hold).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -37,6 +48,7 @@ use jdwp_protocol::{ErrorCode, StepDepth, StepSize, ThreadId};
 use jni_sys::jmethodID;
 
 use crate::agent::{Agent, GlobalRef, lock};
+use crate::events::breakpoints;
 use crate::events::filter::Request;
 use crate::jni::Jni;
 use crate::jvmti::sys::{self, jthread};
@@ -192,6 +204,47 @@ pub fn starting_phase(depth: StepDepth, origin_pop_watched: bool) -> Phase {
     }
 }
 
+/// Where a step waits, at a breakpoint, for its thread to come back to a frame: the code index of
+/// the frame's method after the call it is in, and the thread's frame count once it is back there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReturnPoint {
+    pub method: usize,
+    pub index: i64,
+    pub depth: i32,
+}
+
+/// The code index at which a frame stopped at `index` of `code` goes on once the Java code its
+/// instruction runs has returned: for the invocations, and for the instructions that may run a
+/// class initializer and then go on (`new`, `getstatic`, `putstatic`). `None` for any other
+/// instruction (whatever Java code it runs, such as a class loader's, a frame pop is waited for
+/// instead) and for an index outside the code.
+pub fn after_call(code: &[u8], index: i64) -> Option<i64> {
+    const GETSTATIC: u8 = 0xb2;
+    const PUTSTATIC: u8 = 0xb3;
+    const INVOKEVIRTUAL: u8 = 0xb6;
+    const INVOKESPECIAL: u8 = 0xb7;
+    const INVOKESTATIC: u8 = 0xb8;
+    const INVOKEINTERFACE: u8 = 0xb9;
+    const INVOKEDYNAMIC: u8 = 0xba;
+    const NEW: u8 = 0xbb;
+    let length = match *code.get(usize::try_from(index).ok()?)? {
+        GETSTATIC | PUTSTATIC | INVOKEVIRTUAL | INVOKESPECIAL | INVOKESTATIC | NEW => 3,
+        INVOKEINTERFACE | INVOKEDYNAMIC => 5,
+        _ => return None,
+    };
+    let next = index + length;
+    (usize::try_from(next).ok()? < code.len()).then_some(next)
+}
+
+/// The frame a step of `depth` that began `origin_depth` frames deep waits to come back to, seen
+/// from a thread now `here_depth` frames deep, as (its index from the top of the stack, the frame
+/// count once back in it): the origin frame, or for a step out its caller. `None` if there is no
+/// such frame below the current one.
+pub fn return_frame(depth: StepDepth, origin_depth: i32, here_depth: i32) -> Option<(i32, i32)> {
+    let target = if depth == StepDepth::Out { origin_depth - 1 } else { origin_depth };
+    (target >= 1 && here_depth > target).then_some((here_depth - target, target))
+}
+
 // ---- state ----------------------------------------------------------------------------------------
 
 struct StepState {
@@ -204,6 +257,16 @@ struct StepState {
     depth: StepDepth,
     origin: Origin,
     phase: Phase,
+    /// The return breakpoint it waits at (only while awaiting a return).
+    returning: Option<ReturnPoint>,
+}
+
+impl StepState {
+    /// A new phase; any return breakpoint is left (the caller sets the next one, if any).
+    fn set_phase(&mut self, phase: Phase) {
+        self.phase = phase;
+        self.returning = None;
+    }
 }
 
 #[derive(Default)]
@@ -234,6 +297,7 @@ struct Snapshot {
     depth: StepDepth,
     origin: Origin,
     phase: Phase,
+    returning: Option<ReturnPoint>,
 }
 
 fn snapshot(thread: ThreadId) -> Option<Snapshot> {
@@ -245,20 +309,27 @@ fn snapshot(thread: ThreadId) -> Option<Snapshot> {
             depth: st.depth,
             origin: st.origin.clone(),
             phase: st.phase,
+            returning: st.returning,
         })
     })
 }
 
-/// Changes the step `serial` of `thread` (if it is still that step) and says whether it did.
-fn update(thread: ThreadId, serial: u64, f: impl FnOnce(&mut StepState)) -> bool {
-    with_steps(|s| match s.by_thread.get_mut(&thread) {
+/// Changes the step `serial` of `thread` (if it is still that step) and says whether it did. The
+/// return breakpoint the step no longer waits at after the change, if any, is given back.
+fn update(agent: &Agent, thread: ThreadId, serial: u64, f: impl FnOnce(&mut StepState)) -> bool {
+    let (applied, left) = with_steps(|s| match s.by_thread.get_mut(&thread) {
         Some(st) if st.serial == serial => {
+            let before = st.returning;
             f(st);
             s.version += 1;
-            true
+            (true, before.filter(|&r| st.returning != Some(r)))
         }
-        _ => false,
-    })
+        _ => (false, None),
+    });
+    if let Some(point) = left {
+        unwatch_return(agent, point);
+    }
+    applied
 }
 
 /// The thread ID of a thread object: its tag (0 if the debugger never saw it, so it cannot step).
@@ -362,6 +433,65 @@ fn enterable(agent: &Agent, jni: Jni, request: &Request, size: StepSize, method:
     entry_stops(size, request.class_rejects(&subject), || has_lines(agent, method))
 }
 
+fn is_suspended(agent: &Agent, thread: jthread) -> bool {
+    agent.jvmti.get_thread_state(thread).is_ok_and(|state| state & sys::JVMTI_THREAD_STATE_SUSPENDED != 0)
+}
+
+/// Finds where `thread` (suspended, or the current thread), now `here_depth` frames deep, comes
+/// back to the frame that a step of `depth` begun `origin_depth` deep waits for (see
+/// [`return_frame`], [`after_call`]), and has `acquire` take a use of the breakpoint there.
+/// Returns the return point if it did; `None` if the frame is native or obsolete, or its
+/// instruction is not one of [`after_call`].
+fn with_return_location(
+    agent: &Agent,
+    thread: jthread,
+    depth: StepDepth,
+    origin_depth: i32,
+    here_depth: i32,
+    acquire: impl FnOnce(jmethodID, i64) -> bool,
+) -> Option<ReturnPoint> {
+    let (frame, back_depth) = return_frame(depth, origin_depth, here_depth)?;
+    let (method, at) = agent.jvmti.get_frame_location(thread, frame).ok()?;
+    if at < 0 || agent.jvmti.is_method_obsolete(method).unwrap_or(true) {
+        return None;
+    }
+    let code = agent.jvmti.get_bytecodes(method).ok()?;
+    let index = after_call(&code, at)?;
+    acquire(method, index).then_some(ReturnPoint { method: method as usize, index, depth: back_depth })
+}
+
+/// [`with_return_location`] for the stepping thread's own callbacks: the event helper takes the
+/// breakpoint (the callback waits; the callee has not returned meanwhile).
+fn watch_return(
+    agent: &Agent,
+    thread: jthread,
+    depth: StepDepth,
+    origin_depth: i32,
+    here_depth: i32,
+) -> Option<ReturnPoint> {
+    let helper = agent.helper.get()?;
+    with_return_location(agent, thread, depth, origin_depth, here_depth, |method, index| {
+        let method = method as usize;
+        let (taken_tx, taken) = std::sync::mpsc::sync_channel(1);
+        helper.run_task(move |agent, _| {
+            let _setup = crate::events::setup();
+            let _ = taken_tx.send(breakpoints::acquire(agent, method as jmethodID, index).is_ok());
+        });
+        taken.try_recv().unwrap_or(false)
+    })
+}
+
+/// Gives a return breakpoint's use back, on the event helper, not waited for: safe from any thread
+/// (and in any order with other uses: the helper takes the setup lock).
+fn unwatch_return(agent: &Agent, point: ReturnPoint) {
+    if let Some(helper) = agent.helper.get() {
+        helper.spawn_task(move |agent, _| {
+            let _setup = crate::events::setup();
+            breakpoints::release(agent, point.method as jmethodID, point.index);
+        });
+    }
+}
+
 /// Starts stepping `thread` for `request` (its `Step` modifier), replacing any step it had, as the
 /// JDK's agent does. Called by the session thread; the thread is normally suspended.
 pub fn begin(agent: &Agent, jni: Jni, thread: jthread, request: Arc<Request>) -> Result<(), ErrorCode> {
@@ -372,19 +502,42 @@ pub fn begin(agent: &Agent, jni: Jni, thread: jthread, request: Arc<Request>) ->
         ErrorCode::THREAD_NOT_ALIVE | ErrorCode::INVALID_THREAD => ErrorCode::INVALID_THREAD,
         other => other,
     })?;
-    // The frame pop can be asked for only on a suspended thread, and not for a native frame;
-    // otherwise single steps find the way out.
-    let watched = depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
+    // A step out waits for the return to the caller: at a return breakpoint, which needs the
+    // thread suspended (so that its caller's location holds), or for the origin frame's pop,
+    // which can be asked for only on a suspended thread, and not for a native frame; otherwise
+    // single steps find the way out.
+    let returning = if depth == StepDepth::Out && is_suspended(agent, thread) {
+        with_return_location(agent, thread, depth, origin.depth, origin.depth, |method, index| {
+            breakpoints::acquire(agent, method, index).is_ok()
+        })
+    } else {
+        None
+    };
+    let watched = returning.is_some()
+        || depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
     let phase = starting_phase(depth, watched);
-    let global = GlobalRef(jni.new_global_ref(thread)?);
+    let global = match jni.new_global_ref(thread) {
+        Ok(global) => GlobalRef(global),
+        Err(e) => {
+            if let Some(point) = returning {
+                breakpoints::release(agent, point.method as jmethodID, point.index);
+            }
+            return Err(e.into());
+        }
+    };
     let replaced = with_steps(|s| {
         s.next_serial += 1;
         s.version += 1;
-        let state = StepState { serial: s.next_serial, request, thread: global, size, depth, origin, phase };
+        let state = StepState { serial: s.next_serial, request, thread: global, size, depth, origin, phase, returning };
         s.by_thread.insert(id, state)
     });
     match replaced {
-        Some(old) => jni.delete_global_ref(old.thread.0),
+        Some(old) => {
+            if let Some(point) = old.returning {
+                unwatch_return(agent, point);
+            }
+            jni.delete_global_ref(old.thread.0)
+        }
         None => {
             ACTIVE.fetch_add(1, Ordering::AcqRel);
         }
@@ -407,6 +560,9 @@ pub fn end(agent: &Agent, jni: Jni, request: &Request) {
     });
     if let Some(state) = removed {
         ACTIVE.fetch_sub(1, Ordering::AcqRel);
+        if let Some(point) = state.returning {
+            unwatch_return(agent, point);
+        }
         resync(agent, state.thread.0, id);
         jni.delete_global_ref(state.thread.0);
     }
@@ -427,6 +583,9 @@ pub fn thread_ended(agent: &Agent, jni: Jni, thread: jthread) {
     });
     if let Some(state) = removed {
         ACTIVE.fetch_sub(1, Ordering::AcqRel);
+        if let Some(point) = state.returning {
+            unwatch_return(agent, point);
+        }
         jni.delete_global_ref(state.thread.0);
     }
 }
@@ -458,11 +617,25 @@ pub fn on_single_step(agent: &Agent, jni: Jni, thread: jthread, method: jmethodI
         Verdict::Complete => Some(step.request),
         Verdict::KeepStepping => None,
         Verdict::AwaitReturn => {
+            let watch_entries = step.depth == StepDepth::Into;
+            let waiting = Phase::AwaitingReturn { watch_entries };
+            // A step into watches method entries, which keep the thread interpreted anyway.
+            if !watch_entries && let Some(point) = watch_return(agent, thread, step.depth, step.origin.depth, depth) {
+                if update(agent, id, step.serial, |st| {
+                    st.set_phase(waiting);
+                    st.returning = Some(point);
+                }) {
+                    resync(agent, thread, id);
+                } else {
+                    // The step went meanwhile (the debugger cleared it).
+                    unwatch_return(agent, point);
+                }
+                return None;
+            }
             // The current thread may always ask for its own frame pops.
             match agent.jvmti.notify_frame_pop(thread, 0) {
                 Ok(()) => {
-                    let watch_entries = step.depth == StepDepth::Into;
-                    if update(id, step.serial, |st| st.phase = Phase::AwaitingReturn { watch_entries }) {
+                    if update(agent, id, step.serial, |st| st.set_phase(waiting)) {
                         resync(agent, thread, id);
                     }
                 }
@@ -470,6 +643,74 @@ pub fn on_single_step(agent: &Agent, jni: Jni, thread: jthread, method: jmethodI
             }
             None
         }
+    }
+}
+
+/// A breakpoint of the current thread at (`method`, `index`). If its step waits there and the thread
+/// is back in the frame the step waits for (not in a deeper call of the same method), the step
+/// goes on as if single-stepped to here. Returns the step request if its step completes here (the
+/// caller reports it, with any breakpoint of the debugger's at the same place, and then calls
+/// [`completed`]).
+pub fn on_breakpoint(
+    agent: &Agent,
+    jni: Jni,
+    thread: jthread,
+    method: jmethodID,
+    index: i64,
+) -> Option<Arc<Request>> {
+    if !any_active() {
+        return None;
+    }
+    let id = thread_id(agent, thread)?;
+    let step = snapshot(id)?;
+    let point = step.returning.filter(|p| p.method == method as usize && p.index == index)?;
+    if crate::commands::stack_frame::popping_thread() == Some(id) {
+        return None;
+    }
+    let depth = agent.jvmti.get_frame_count(thread).ok()?;
+    if depth > point.depth {
+        return None;
+    }
+    let here = Here { depth, method: method as usize, index };
+    let verdict = judge_step(step.size, step.depth, &step.origin, &here, || {
+        enterable(agent, jni, &step.request, step.size, method)
+    });
+    match verdict {
+        // `completed` starts the next step, which leaves the breakpoint.
+        Verdict::Complete => Some(step.request),
+        // Single steps take over from the next instruction: this one has been judged.
+        Verdict::KeepStepping | Verdict::AwaitReturn => {
+            if update(agent, id, step.serial, |st| st.set_phase(Phase::Stepping)) {
+                resync(agent, thread, id);
+            }
+            None
+        }
+    }
+}
+
+/// Classes were redefined, which cleared every JVMTI breakpoint in them: a step waiting at a
+/// return breakpoint in one of them single-steps again from where its thread is, and waits anew
+/// when that is in a callee (at a return breakpoint in the frame's method as it now is, or, for
+/// an obsolete one, for a frame pop). For the session thread.
+pub fn classes_redefined(agent: &Agent, jni: Jni, classes: &[sys::jclass]) {
+    if !any_active() {
+        return;
+    }
+    let waiting: Vec<(ThreadId, u64, ReturnPoint)> = with_steps(|s| {
+        s.by_thread.iter().filter_map(|(&id, st)| st.returning.map(|point| (id, st.serial, point))).collect()
+    });
+    for (id, serial, point) in waiting {
+        let Ok(class) = agent.jvmti.get_method_declaring_class(point.method as jmethodID) else { continue };
+        let redefined = classes.iter().any(|&c| jni.is_same_object(c, class));
+        jni.delete_local_ref(class);
+        if !redefined {
+            continue;
+        }
+        let Ok(thread) = agent.thread(jni, id) else { continue };
+        if update(agent, id, serial, |st| st.set_phase(Phase::Stepping)) {
+            resync(agent, thread, id);
+        }
+        jni.delete_local_ref(thread);
     }
 }
 
@@ -486,7 +727,7 @@ pub fn on_method_entry(agent: &Agent, jni: Jni, thread: jthread, method: jmethod
     let Ok(depth) = agent.jvmti.get_frame_count(thread) else { return };
     if depth > step.origin.depth
         && enterable(agent, jni, &step.request, step.size, method)
-        && update(id, step.serial, |st| st.phase = Phase::Stepping)
+        && update(agent, id, step.serial, |st| st.set_phase(Phase::Stepping))
     {
         resync(agent, thread, id);
     }
@@ -508,9 +749,9 @@ pub fn on_frame_pop(agent: &Agent, thread: jthread, by_exception: bool) {
     // The popping frame is still on the stack.
     let after = agent.jvmti.get_frame_count(thread).map(|n| n - 1).unwrap_or(0);
     let exited = after < step.origin.depth;
-    if update(id, step.serial, |st| {
+    if update(agent, id, step.serial, |st| {
         st.origin.exited |= exited;
-        st.phase = Phase::Stepping;
+        st.set_phase(Phase::Stepping);
     }) {
         resync(agent, thread, id);
     }
@@ -527,10 +768,10 @@ pub fn on_exception_catch(agent: &Agent, thread: jthread) {
     let exited = depth < step.origin.depth;
     let resume = catch_resumes(step.depth, step.origin.depth, step.phase, depth);
     if (exited || resume)
-        && update(id, step.serial, |st| {
+        && update(agent, id, step.serial, |st| {
             st.origin.exited |= exited;
             if resume {
-                st.phase = Phase::Stepping;
+                st.set_phase(Phase::Stepping);
             }
         })
     {
@@ -554,7 +795,6 @@ pub fn completed(agent: &Agent, jni: Jni, thread: jthread, request: &Request) {
 /// Frames of `thread` were popped (`StackFrame.PopFrames`, which JVMTI reports no frame pops for;
 /// the thread is suspended): its step, if any, starts again from where the thread now is, as with
 /// the JDK's agent. For the session thread, once the frames are gone.
-#[allow(dead_code)] // for `StackFrame.PopFrames` (commands/stack_frame.rs), which does not call it yet
 pub fn frames_popped(agent: &Agent, thread: jthread) {
     let Some(id) = thread_id(agent, thread) else { return };
     if let Some(step) = snapshot(id) {
@@ -567,9 +807,9 @@ fn restart(agent: &Agent, thread: jthread, id: ThreadId, step: &Snapshot) {
     let Ok(origin) = origin_here(agent, thread, step.size) else { return };
     let watched = step.depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
     let phase = starting_phase(step.depth, watched);
-    if update(id, step.serial, |st| {
+    if update(agent, id, step.serial, |st| {
         st.origin = origin;
-        st.phase = phase;
+        st.set_phase(phase);
     }) {
         resync(agent, thread, id);
     }
@@ -700,6 +940,39 @@ mod tests {
         assert!(!catch_resumes(Out, 3, waiting, 3), "a step out waits for the origin frame to go");
         assert!(catch_resumes(Out, 3, waiting, 2));
         assert!(!catch_resumes(Over, 3, Phase::Stepping, 3), "already stepping");
+    }
+
+    #[test]
+    fn a_return_breakpoint_goes_after_the_calling_instruction() {
+        // iload_0, invokestatic #2, istore_1, aload_0, invokeinterface #3 1 0, new #4, return
+        let code = [0x1a, 0xb8, 0, 2, 0x3c, 0x2a, 0xb9, 0, 3, 1, 0, 0xbb, 0, 4, 0xb1];
+        assert_eq!(after_call(&code, 1), Some(4), "invokestatic: three bytes");
+        assert_eq!(after_call(&code, 6), Some(11), "invokeinterface: five bytes");
+        assert_eq!(after_call(&code, 11), Some(14), "new (a class initializer may run)");
+        assert_eq!(after_call(&code, 0), None, "not a calling instruction: a frame pop it is");
+        assert_eq!(after_call(&code, 4), None);
+        assert_eq!(after_call(&code, -1), None, "native");
+        assert_eq!(after_call(&code, 99), None);
+        // getstatic and invokedynamic; a call that is the last instruction has no return point.
+        assert_eq!(after_call(&[0xb2, 0, 1, 0xb1], 0), Some(3));
+        assert_eq!(after_call(&[0xba, 0, 1, 0, 0, 0xb0], 0), Some(5));
+        assert_eq!(after_call(&[0xb6, 0, 1], 0), None);
+    }
+
+    #[test]
+    fn steps_wait_for_the_origin_frame_or_for_a_step_out_its_caller() {
+        // A step over begun 3 deep, now 4 deep in a callee: the origin is frame 1 from the top.
+        assert_eq!(return_frame(Over, 3, 4), Some((1, 3)));
+        // Through a native frame: the callee's Java code is 5 deep.
+        assert_eq!(return_frame(Over, 3, 5), Some((2, 3)));
+        assert_eq!(return_frame(Into, 3, 4), Some((1, 3)));
+        // A step out from the origin frame itself waits for its caller.
+        assert_eq!(return_frame(Out, 3, 3), Some((1, 2)));
+        assert_eq!(return_frame(Out, 3, 4), Some((2, 2)));
+        // Nothing to come back to: the bottom frame, or a thread without Java frames.
+        assert_eq!(return_frame(Out, 1, 1), None);
+        assert_eq!(return_frame(Over, 0, 1), None);
+        assert_eq!(return_frame(Over, 3, 3), None, "not in a callee");
     }
 
     #[test]

@@ -254,8 +254,8 @@ pub fn forget_requests(agent: &Agent, jni: Jni, requests: &[Arc<Request>]) {
 
 /// Classes were redefined, which cleared every JVMTI breakpoint in them: breakpoint requests
 /// located in them go, as with the JDK's agent (JDI deletes them too), and method entry
-/// breakpoints are set again in their new code. For the session thread, after `RedefineClasses`.
-#[allow(dead_code)] // for `VirtualMachine.RedefineClasses`, which does not call it yet
+/// breakpoints are set again in their new code, and steps waiting at a breakpoint in them wait
+/// anew. For the session thread, after `RedefineClasses`.
 pub fn classes_redefined(agent: &Agent, jni: Jni, classes: &[jclass]) {
     let ids: Vec<u64> = classes.iter().filter_map(|&c| agent.jvmti.get_tag(c).ok()).map(|t| t as u64).collect();
     let doomed: Vec<Arc<Request>> = lock(&agent.requests)
@@ -264,6 +264,7 @@ pub fn classes_redefined(agent: &Agent, jni: Jni, classes: &[jclass]) {
         .filter(|r| r.location().is_some_and(|l| ids.contains(&l.class_id.0)))
         .collect();
     forget_requests(agent, jni, &doomed);
+    crate::step::classes_redefined(agent, jni, classes);
     let _setup = crate::events::setup();
     entry::classes_redefined(agent, jni, classes);
     modes::sync(agent);

@@ -25,7 +25,11 @@ pub fn sync(agent: &Agent) {
         vec![
             (
                 sys::JVMTI_EVENT_BREAKPOINT,
-                wants(EventKind::Breakpoint) || entry == entry::Mode::Breakpoints || crate::app_resume::active(),
+                wants(EventKind::Breakpoint)
+                    || entry == entry::Mode::Breakpoints
+                    || crate::app_resume::active()
+                    // Steps over and out wait for returns at breakpoints (see `crate::step`).
+                    || wants(EventKind::SingleStep),
             ),
             (
                 sys::JVMTI_EVENT_CLASS_PREPARE,
