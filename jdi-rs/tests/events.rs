@@ -374,6 +374,55 @@ async fn step_out_of_recursion_returns_one_level() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_over_a_recursive_call_stays_in_its_own_frame() {
+    let mut s = common::start("Events", &["steps"]).await;
+    // depth(3) at its recursive call: the calls it makes return to the same place of the same
+    // method three times over, in deeper frames, before this frame's call returns.
+    let thread = run_to(&mut s, "@depth-recurse").await;
+    let depth = thread.frame_count().await.unwrap();
+    let step = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over)).await;
+    s.vm.resume().await.unwrap();
+    let set = next_of(&mut s, &step).await;
+    assert_eq!(place(&s.vm, set.location().unwrap()).await, ("depth".into(), line("@depth-return")));
+    assert_eq!(thread.frame_count().await.unwrap(), depth);
+    let frame = thread.frame(0).await.unwrap();
+    assert_eq!(frame.get_value_by_name("n").await.unwrap(), Some(Value::Int(3)));
+    assert_eq!(frame.get_value_by_name("below").await.unwrap(), Some(Value::Int(2)));
+    s.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_over_a_call_that_throws_stops_in_the_handler() {
+    let mut s = common::start("Events", &["exceptions"]).await;
+    let thread = run_to(&mut s, "@call-plain").await;
+    let depth = thread.frame_count().await.unwrap();
+    let step = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over)).await;
+    s.vm.resume().await.unwrap();
+    let set = next_of(&mut s, &step).await;
+    // In the handler, past its first instruction (which stores the exception, on the catch line),
+    // as with the JDK's agent: single-stepping resumes where the exception is caught.
+    assert_eq!(place(&s.vm, set.location().unwrap()).await, ("exceptions".into(), line("@caught-plain")));
+    assert_eq!(thread.frame_count().await.unwrap(), depth);
+    s.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_over_and_a_breakpoint_where_it_lands_come_in_one_set() {
+    let mut s = common::start("Events", &["exceptions"]).await;
+    let thread = run_to(&mut s, "@start-thrower").await;
+    // Thread.start() returns straight to the first instruction of the next line.
+    let bp = enable(&s.vm, EventRequest::breakpoint(location(&s.vm, "Events", "@join-thrower").await)).await;
+    let step = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over)).await;
+    s.vm.resume().await.unwrap();
+    let set = next_of(&mut s, &step).await;
+    assert_eq!(place(&s.vm, set.location().unwrap()).await, ("exceptions".into(), line("@join-thrower")));
+    let kinds: Vec<bool> = set.events.iter().map(|e| step.matches(e)).collect();
+    assert_eq!(kinds, [true, false], "the step first, then the breakpoint: {:?}", set.events);
+    assert!(bp.matches(&set.events[1]), "{:?}", set.events);
+    s.finish().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn step_min_moves_one_bytecode() {
     let mut s = common::start("Events", &["steps"]).await;
     let thread = run_to(&mut s, "@step-start").await;

@@ -651,13 +651,7 @@ pub fn on_single_step(agent: &Agent, jni: Jni, thread: jthread, method: jmethodI
 /// goes on as if single-stepped to here. Returns the step request if its step completes here (the
 /// caller reports it, with any breakpoint of the debugger's at the same place, and then calls
 /// [`completed`]).
-pub fn on_breakpoint(
-    agent: &Agent,
-    jni: Jni,
-    thread: jthread,
-    method: jmethodID,
-    index: i64,
-) -> Option<Arc<Request>> {
+pub fn on_breakpoint(agent: &Agent, jni: Jni, thread: jthread, method: jmethodID, index: i64) -> Option<Arc<Request>> {
     if !any_active() {
         return None;
     }
