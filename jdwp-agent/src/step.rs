@@ -14,8 +14,8 @@
 //!   instruction after the call in the origin frame ([`after_call`]), taken as reached once the
 //!   thread is back at the origin's depth there (deeper hits are recursive calls). A frame pop
 //!   would do too, but HotSpot keeps a thread with a frame pop pending in interpreter-only mode,
-//!   so a callee stepped over would run interpreted, several times slower, as with the JDK's
-//!   agent. A step into watches method entries for a method it may stop in (which needs
+//!   so a callee stepped over would run interpreted, several times slower (as with the JDK's
+//!   agent). A step into watches method entries for a method it may stop in (which needs
 //!   interpreter-only mode anyway) and waits for a frame pop. Where no return breakpoint can be
 //!   set (a native or obsolete origin frame, a call from an instruction other than those of
 //!   [`after_call`]), a frame pop it is. An exception that leaves the callee resumes
@@ -24,9 +24,11 @@
 //!   method without line numbers counts as a change, as with the JDK's agent).
 //!
 //! Native frames are never single-stepped: a step in native code completes at the first Java
-//! location that qualifies. A step out does not single-step the origin frame at all: it waits at a
-//! return breakpoint in the caller (or, failing that, for the origin frame's pop) and steps from
-//! there. When a step completes, the next one starts where it ended (a
+//! location that qualifies. A step out does not single-step the origin frame at all: it asks for
+//! its frame pop and steps from there. (It keeps the frame pop, unlike a step over, because it
+//! begins without single-stepping: a frame pop is what puts the thread in interpreter-only mode
+//! and deoptimizes its compiled frames, as OpenJDK's tests of escape analysis expect of a step,
+//! `EATests`, while a breakpoint in the caller would deoptimize only what depends on that method.) When a step completes, the next one starts where it ended (a
 //! request without a count reports step after step); when the request goes, the thread's
 //! single-step, frame pop and method entry events are switched off, so that it leaves
 //! interpreter-only mode.
@@ -236,13 +238,11 @@ pub fn after_call(code: &[u8], index: i64) -> Option<i64> {
     (usize::try_from(next).ok()? < code.len()).then_some(next)
 }
 
-/// The frame a step of `depth` that began `origin_depth` frames deep waits to come back to, seen
-/// from a thread now `here_depth` frames deep, as (its index from the top of the stack, the frame
-/// count once back in it): the origin frame, or for a step out its caller. `None` if there is no
-/// such frame below the current one.
-pub fn return_frame(depth: StepDepth, origin_depth: i32, here_depth: i32) -> Option<(i32, i32)> {
-    let target = if depth == StepDepth::Out { origin_depth - 1 } else { origin_depth };
-    (target >= 1 && here_depth > target).then_some((here_depth - target, target))
+/// The origin frame of a step that began `origin_depth` frames deep, seen from a thread now in a
+/// callee `here_depth` frames deep: its index from the top of the stack. `None` if the step began
+/// with no Java frame, or the thread is not deeper.
+pub fn origin_frame(origin_depth: i32, here_depth: i32) -> Option<i32> {
+    (origin_depth >= 1 && here_depth > origin_depth).then_some(here_depth - origin_depth)
 }
 
 // ---- state ----------------------------------------------------------------------------------------
@@ -433,52 +433,27 @@ fn enterable(agent: &Agent, jni: Jni, request: &Request, size: StepSize, method:
     entry_stops(size, request.class_rejects(&subject), || has_lines(agent, method))
 }
 
-fn is_suspended(agent: &Agent, thread: jthread) -> bool {
-    agent.jvmti.get_thread_state(thread).is_ok_and(|state| state & sys::JVMTI_THREAD_STATE_SUSPENDED != 0)
-}
-
-/// Finds where `thread` (suspended, or the current thread), now `here_depth` frames deep, comes
-/// back to the frame that a step of `depth` begun `origin_depth` deep waits for (see
-/// [`return_frame`], [`after_call`]), and has `acquire` take a use of the breakpoint there.
-/// Returns the return point if it did; `None` if the frame is native or obsolete, or its
-/// instruction is not one of [`after_call`].
-fn with_return_location(
-    agent: &Agent,
-    thread: jthread,
-    depth: StepDepth,
-    origin_depth: i32,
-    here_depth: i32,
-    acquire: impl FnOnce(jmethodID, i64) -> bool,
-) -> Option<ReturnPoint> {
-    let (frame, back_depth) = return_frame(depth, origin_depth, here_depth)?;
+/// Takes a use of the breakpoint where the current thread, in a callee `here_depth` frames deep,
+/// comes back to the origin frame of a step over begun `origin_depth` deep (see [`origin_frame`],
+/// [`after_call`]); returns that return point. The event helper sets the breakpoint (the callback
+/// waits; the callee cannot return meanwhile). `None` if the origin frame is native or obsolete,
+/// or its instruction is not one of [`after_call`]'s.
+fn watch_return(agent: &Agent, thread: jthread, origin_depth: i32, here_depth: i32) -> Option<ReturnPoint> {
+    let frame = origin_frame(origin_depth, here_depth)?;
     let (method, at) = agent.jvmti.get_frame_location(thread, frame).ok()?;
     if at < 0 || agent.jvmti.is_method_obsolete(method).unwrap_or(true) {
         return None;
     }
     let code = agent.jvmti.get_bytecodes(method).ok()?;
     let index = after_call(&code, at)?;
-    acquire(method, index).then_some(ReturnPoint { method: method as usize, index, depth: back_depth })
-}
-
-/// [`with_return_location`] for the stepping thread's own callbacks: the event helper takes the
-/// breakpoint (the callback waits; the callee has not returned meanwhile).
-fn watch_return(
-    agent: &Agent,
-    thread: jthread,
-    depth: StepDepth,
-    origin_depth: i32,
-    here_depth: i32,
-) -> Option<ReturnPoint> {
     let helper = agent.helper.get()?;
-    with_return_location(agent, thread, depth, origin_depth, here_depth, |method, index| {
-        let method = method as usize;
-        let (taken_tx, taken) = std::sync::mpsc::sync_channel(1);
-        helper.run_task(move |agent, _| {
-            let _setup = crate::events::setup();
-            let _ = taken_tx.send(breakpoints::acquire(agent, method as jmethodID, index).is_ok());
-        });
-        taken.try_recv().unwrap_or(false)
-    })
+    let method = method as usize;
+    let (taken_tx, taken) = std::sync::mpsc::sync_channel(1);
+    helper.run_task(move |agent, _| {
+        let _setup = crate::events::setup();
+        let _ = taken_tx.send(breakpoints::acquire(agent, method as jmethodID, index).is_ok());
+    });
+    taken.try_recv().unwrap_or(false).then_some(ReturnPoint { method, index, depth: origin_depth })
 }
 
 /// Gives a return breakpoint's use back, on the event helper, not waited for: safe from any thread
@@ -502,32 +477,15 @@ pub fn begin(agent: &Agent, jni: Jni, thread: jthread, request: Arc<Request>) ->
         ErrorCode::THREAD_NOT_ALIVE | ErrorCode::INVALID_THREAD => ErrorCode::INVALID_THREAD,
         other => other,
     })?;
-    // A step out waits for the return to the caller: at a return breakpoint, which needs the
-    // thread suspended (so that its caller's location holds), or for the origin frame's pop,
-    // which can be asked for only on a suspended thread, and not for a native frame; otherwise
-    // single steps find the way out.
-    let returning = if depth == StepDepth::Out && is_suspended(agent, thread) {
-        with_return_location(agent, thread, depth, origin.depth, origin.depth, |method, index| {
-            breakpoints::acquire(agent, method, index).is_ok()
-        })
-    } else {
-        None
-    };
-    let watched = returning.is_some()
-        || depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
+    // The frame pop can be asked for only on a suspended thread, and not for a native frame;
+    // otherwise single steps find the way out.
+    let watched = depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
     let phase = starting_phase(depth, watched);
-    let global = match jni.new_global_ref(thread) {
-        Ok(global) => GlobalRef(global),
-        Err(e) => {
-            if let Some(point) = returning {
-                breakpoints::release(agent, point.method as jmethodID, point.index);
-            }
-            return Err(e.into());
-        }
-    };
+    let global = GlobalRef(jni.new_global_ref(thread)?);
     let replaced = with_steps(|s| {
         s.next_serial += 1;
         s.version += 1;
+        let returning = None;
         let state = StepState { serial: s.next_serial, request, thread: global, size, depth, origin, phase, returning };
         s.by_thread.insert(id, state)
     });
@@ -619,8 +577,11 @@ pub fn on_single_step(agent: &Agent, jni: Jni, thread: jthread, method: jmethodI
         Verdict::AwaitReturn => {
             let watch_entries = step.depth == StepDepth::Into;
             let waiting = Phase::AwaitingReturn { watch_entries };
-            // A step into watches method entries, which keep the thread interpreted anyway.
-            if !watch_entries && let Some(point) = watch_return(agent, thread, step.depth, step.origin.depth, depth) {
+            // Only a step over: a step into watches method entries, which keep the thread
+            // interpreted anyway; for a step out, see the module's notes.
+            if step.depth == StepDepth::Over
+                && let Some(point) = watch_return(agent, thread, step.origin.depth, depth)
+            {
                 if update(agent, id, step.serial, |st| {
                     st.set_phase(waiting);
                     st.returning = Some(point);
@@ -669,6 +630,7 @@ pub fn on_breakpoint(agent: &Agent, jni: Jni, thread: jthread, method: jmethodID
     let verdict = judge_step(step.size, step.depth, &step.origin, &here, || {
         enterable(agent, jni, &step.request, step.size, method)
     });
+    tracing::debug!(?here, ?verdict, "step at its return breakpoint");
     match verdict {
         // `completed` starts the next step, which leaves the breakpoint.
         Verdict::Complete => Some(step.request),
@@ -743,6 +705,7 @@ pub fn on_frame_pop(agent: &Agent, thread: jthread, by_exception: bool) {
     // The popping frame is still on the stack.
     let after = agent.jvmti.get_frame_count(thread).map(|n| n - 1).unwrap_or(0);
     let exited = after < step.origin.depth;
+    tracing::debug!(after, exited, phase = ?step.phase, "frame pop for a step");
     if update(agent, id, step.serial, |st| {
         st.origin.exited |= exited;
         st.set_phase(Phase::Stepping);
@@ -761,6 +724,7 @@ pub fn on_exception_catch(agent: &Agent, thread: jthread) {
     let Ok(depth) = agent.jvmti.get_frame_count(thread) else { return };
     let exited = depth < step.origin.depth;
     let resume = catch_resumes(step.depth, step.origin.depth, step.phase, depth);
+    tracing::debug!(depth, exited, resume, phase = ?step.phase, "exception caught during a step");
     if (exited || resume)
         && update(agent, id, step.serial, |st| {
             st.origin.exited |= exited;
@@ -954,19 +918,13 @@ mod tests {
     }
 
     #[test]
-    fn steps_wait_for_the_origin_frame_or_for_a_step_out_its_caller() {
-        // A step over begun 3 deep, now 4 deep in a callee: the origin is frame 1 from the top.
-        assert_eq!(return_frame(Over, 3, 4), Some((1, 3)));
+    fn a_step_over_waits_for_its_origin_frame() {
+        // Begun 3 deep, now 4 deep in a callee: the origin is frame 1 from the top.
+        assert_eq!(origin_frame(3, 4), Some(1));
         // Through a native frame: the callee's Java code is 5 deep.
-        assert_eq!(return_frame(Over, 3, 5), Some((2, 3)));
-        assert_eq!(return_frame(Into, 3, 4), Some((1, 3)));
-        // A step out from the origin frame itself waits for its caller.
-        assert_eq!(return_frame(Out, 3, 3), Some((1, 2)));
-        assert_eq!(return_frame(Out, 3, 4), Some((2, 2)));
-        // Nothing to come back to: the bottom frame, or a thread without Java frames.
-        assert_eq!(return_frame(Out, 1, 1), None);
-        assert_eq!(return_frame(Over, 0, 1), None);
-        assert_eq!(return_frame(Over, 3, 3), None, "not in a callee");
+        assert_eq!(origin_frame(3, 5), Some(2));
+        assert_eq!(origin_frame(3, 3), None, "not in a callee");
+        assert_eq!(origin_frame(0, 1), None, "begun with no Java frame: nothing to come back to");
     }
 
     #[test]
