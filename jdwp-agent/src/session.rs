@@ -88,6 +88,22 @@ impl Session {
         self.handling.lock().unwrap_or_else(|e| e.into_inner()).take()
     }
 
+    /// Answers the command being handled now, with `body`, before its handler has finished (a
+    /// resume answers before it lets its threads run; see `commands::thread_reference::resume`).
+    /// Returns whether it did (not outside a handler, or if the reply was taken over already).
+    pub fn answer_now(&self, body: Vec<u8>) -> bool {
+        match self.defer_reply() {
+            Some(id) => {
+                if let Err(e) = self.send_reply(id, Ok(body)) {
+                    // The loop finds the connection broken at its next read.
+                    tracing::debug!(%e, "could not write an early reply");
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
     /// Answers a command whose reply was deferred (see [`Session::defer_reply`]).
     pub fn send_reply(&self, id: u32, result: Result<Vec<u8>, ErrorCode>) -> Result<(), TransportError> {
         let reply = match result {

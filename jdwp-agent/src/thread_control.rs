@@ -114,6 +114,19 @@ impl ThreadControl {
         first_error.map_or(Ok(()), Err)
     }
 
+    /// Whether `ThreadReference.Resume` of `thread` should answer before the VM lets the thread
+    /// run: it will let it run (its last count goes, and its suspension in the VM is the
+    /// debugger's to lift), and other threads are stopped for the debugger or on their way to it,
+    /// so that it has more to do than wait for this thread's next event. (Alone, the thread would
+    /// only start later by the time the answer takes to write.)
+    pub fn answers_resume_early(&self, thread: ThreadId) -> bool {
+        let runs = self.suspend_count(thread) == 1
+            && !self.foreign.contains(&thread)
+            && !self.self_suspending.contains(&thread);
+        let others = self.counts.keys().any(|t| *t != thread) || self.self_suspending.iter().any(|t| *t != thread);
+        runs && others
+    }
+
     /// `ThreadReference.Resume`: takes one count off; resuming an unsuspended thread does nothing.
     pub fn resume_thread(&mut self, ops: &dyn SuspendOps, thread: ThreadId) -> Result<(), ErrorCode> {
         self.resume_threads(ops, &[thread])
@@ -425,6 +438,25 @@ mod tests {
         tc.suspend_thread(&vm, ThreadId(1)).unwrap();
         vm.suspended.borrow_mut().remove(&ThreadId(1));
         assert_eq!(tc.resume_thread(&vm, ThreadId(1)), Err(ErrorCode::THREAD_NOT_SUSPENDED));
+    }
+
+    #[test]
+    fn a_resume_answers_early_only_when_it_lets_a_thread_run_and_others_wait() {
+        let (vm, mut tc) = (vm(3), ThreadControl::default());
+        let (a, b) = (ThreadId(1), ThreadId(2));
+        tc.suspend_thread(&vm, a).unwrap();
+        assert!(!tc.answers_resume_early(a), "alone: the thread's next event is all there is");
+        tc.suspend_thread(&vm, b).unwrap();
+        assert!(tc.answers_resume_early(a));
+        tc.suspend_thread(&vm, a).unwrap();
+        assert!(!tc.answers_resume_early(a), "a resume that leaves a count lets nothing run");
+        assert!(!tc.answers_resume_early(ThreadId(3)), "not suspended");
+        // A thread on its way to suspending itself for an event counts as waiting.
+        let (vm, mut tc) = (self::vm(3), ThreadControl::default());
+        tc.suspend_thread(&vm, a).unwrap();
+        tc.begin_self_suspend(b);
+        assert!(tc.answers_resume_early(a));
+        assert!(!tc.answers_resume_early(b), "its suspension in the VM is its event's");
     }
 
     #[test]

@@ -32,7 +32,19 @@ pub fn suspend(agent: &Agent, cmd: Suspend) -> Result<SuspendReply, ErrorCode> {
 }
 
 pub fn resume(agent: &Agent, cmd: Resume) -> Result<ResumeReply, ErrorCode> {
-    let (jni, _) = thread(agent, cmd.thread)?;
+    let (jni, t) = thread(agent, cmd.thread)?;
+    // A resume that lets a thread suspended in the VM run cannot fail any more. When other threads
+    // wait for the debugger (many stopped at a breakpoint, say), it has its answer first, while
+    // the VM wakes the thread: a debugger resuming event after event waits for that answer before
+    // it takes the next event. The thread's own events still come after the answer, and the next
+    // command after the resume.
+    let suspended = JVMTI_THREAD_STATE_ALIVE | JVMTI_THREAD_STATE_SUSPENDED;
+    if agent.threads.lock().answers_resume_early(cmd.thread)
+        && agent.jvmti.get_thread_state(t).is_ok_and(|state| state & suspended == suspended)
+        && let Some(session) = agent.session()
+    {
+        session.answer_now(jdwp_protocol::codec::encode_body(&ResumeReply {}, crate::agent::ID_SIZES));
+    }
     agent.threads.lock().resume_thread(&JvmtiSuspend { agent, jni }, cmd.thread)?;
     Ok(ResumeReply {})
 }
