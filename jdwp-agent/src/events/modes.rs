@@ -28,7 +28,7 @@ pub fn sync(agent: &Agent) {
                 wants(EventKind::Breakpoint)
                     || entry == entry::Mode::Breakpoints
                     || crate::app_resume::active()
-                    // Steps over and out wait for returns at breakpoints (see `crate::step`).
+                    // Steps over wait for returns at breakpoints (see `crate::step`).
                     || wants(EventKind::SingleStep),
             ),
             (
