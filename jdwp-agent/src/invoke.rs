@@ -552,13 +552,10 @@ fn request(
     // As `ThreadReference.Resume` or `VirtualMachine.Resume` would: a thread suspended more than
     // once stays suspended (the spec says so), and the invoke waits for it.
     let ops = JvmtiSuspend { agent, jni };
-    let resumed = if options & invoke_options::INVOKE_SINGLE_THREADED != 0 {
-        agent.threads.lock().resume_thread(&ops, thread_id)
-    } else {
-        agent.threads.lock().resume_all(&ops)
-    };
-    if let Err(e) = resumed {
-        tracing::debug!(?e, "resuming threads for an invoke");
+    if options & invoke_options::INVOKE_SINGLE_THREADED == 0 {
+        agent.threads.lock().resume_all(&ops);
+    } else if let Err(e) = agent.threads.lock().resume_thread(&ops, thread_id) {
+        tracing::debug!(?e, "resuming the thread for an invoke");
     }
     Ok(())
 }

@@ -169,7 +169,7 @@ impl ThreadControl {
     /// the others run, as with the JDK's agent, which ignores the per-thread results of its
     /// resume. (A debugger cannot act on such an error anyway: JDI's `VirtualMachine.resume`
     /// throws it as an internal error, after the fact.)
-    pub fn resume_all(&mut self, ops: &dyn SuspendOps) -> Result<(), ErrorCode> {
+    pub fn resume_all(&mut self, ops: &dyn SuspendOps) {
         if self.vm_count == 1 {
             ops.vm_resumed();
         }
@@ -178,7 +178,6 @@ impl ThreadControl {
         if let Err(e) = self.resume_threads(ops, &threads) {
             tracing::debug!(%e, "a thread counted suspended was not resumed by the VM");
         }
-        Ok(())
     }
 
     /// A thread started: if the VM is suspended, so is the newcomer, as many times.
@@ -420,7 +419,7 @@ mod tests {
         tc.suspend_thread(&vm, ThreadId(2)).unwrap();
         tc.suspend_all(&vm).unwrap();
         assert_eq!((tc.suspend_count(ThreadId(1)), tc.suspend_count(ThreadId(2))), (1, 2));
-        tc.resume_all(&vm).unwrap();
+        tc.resume_all(&vm);
         assert_eq!(*vm.suspended.borrow(), HashSet::from([ThreadId(2)]));
         assert_eq!(tc.vm_suspend_count(), 0);
     }
@@ -431,7 +430,7 @@ mod tests {
         tc.suspend_all(&vm).unwrap();
         // Thread 2 is let go behind the debugger's back.
         vm.suspended.borrow_mut().remove(&ThreadId(2));
-        tc.resume_all(&vm).unwrap();
+        tc.resume_all(&vm);
         assert!(vm.suspended.borrow().is_empty());
         assert_eq!((0..=3).map(|t| tc.suspend_count(ThreadId(t))).sum::<u32>(), 0);
         // A single thread's resume still says so.
@@ -476,7 +475,7 @@ mod tests {
         assert!(!vm.suspended.borrow().contains(&me), "it suspended itself; nothing to do");
         // From now on it is an ordinary suspended thread: the resume reaches the VM.
         vm.suspended.borrow_mut().insert(me);
-        tc.resume_all(&vm).unwrap();
+        tc.resume_all(&vm);
         assert!(vm.suspended.borrow().is_empty());
     }
 
@@ -512,7 +511,7 @@ mod tests {
         // Its suspension is pending in the VM: suspending itself would outlive the resume.
         assert!(tc.begin_self_suspend(me));
         // The resume only counts while the event is out...
-        tc.resume_all(&vm).unwrap();
+        tc.resume_all(&vm);
         assert!(vm.suspended.borrow().contains(&me));
         // ...and the event's own suspension keeps it.
         tc.suspend_thread(&vm, me).unwrap();
@@ -526,7 +525,7 @@ mod tests {
     fn suspend_all_is_one_batched_call() {
         let (vm, mut tc) = (vm(100), ThreadControl::default());
         tc.suspend_all(&vm).unwrap();
-        tc.resume_all(&vm).unwrap();
+        tc.resume_all(&vm);
         assert_eq!(*vm.calls.borrow(), 2);
     }
 
@@ -538,8 +537,8 @@ mod tests {
         vm.live.borrow_mut().push(ThreadId(9));
         tc.thread_started(&vm, ThreadId(9)).unwrap();
         assert_eq!(tc.suspend_count(ThreadId(9)), 2);
-        tc.resume_all(&vm).unwrap();
-        tc.resume_all(&vm).unwrap();
+        tc.resume_all(&vm);
+        tc.resume_all(&vm);
         assert!(vm.suspended.borrow().is_empty());
     }
 
@@ -571,9 +570,9 @@ mod tests {
         let mut tc = ThreadControl::default();
         tc.suspend_all(&ops).unwrap();
         tc.suspend_all(&ops).unwrap();
-        tc.resume_all(&ops).unwrap();
-        tc.resume_all(&ops).unwrap();
-        tc.resume_all(&ops).unwrap();
+        tc.resume_all(&ops);
+        tc.resume_all(&ops);
+        tc.resume_all(&ops);
         tc.suspend_all(&ops).unwrap();
         tc.reset(&ops);
         assert_eq!(*ops.events.borrow(), ["suspended", "resumed", "suspended", "resumed"]);
@@ -601,7 +600,7 @@ mod tests {
         assert_eq!((tc.suspend_count(ThreadId(1)), tc.suspend_count(ThreadId(2))), (1, 1));
         tc.suspend_thread(&vm, ThreadId(2)).unwrap();
         assert_eq!(tc.suspend_count(ThreadId(2)), 2);
-        tc.resume_all(&vm).unwrap();
+        tc.resume_all(&vm);
         tc.resume_thread(&vm, ThreadId(2)).unwrap();
         assert_eq!(tc.suspend_count(ThreadId(2)), 0);
         assert_eq!(*vm.suspended.borrow(), HashSet::from([ThreadId(2)]), "still the application's to resume");
@@ -645,7 +644,7 @@ mod tests {
         tc.resume_thread(&vm, ThreadId(1)).unwrap();
         assert!(!tc.take_lowered());
         tc.suspend_all(&vm).unwrap();
-        tc.resume_all(&vm).unwrap();
+        tc.resume_all(&vm);
         assert!(tc.take_lowered());
         // A thread ending, or the debugger leaving, clears counts too.
         tc.suspend_thread(&vm, ThreadId(2)).unwrap();

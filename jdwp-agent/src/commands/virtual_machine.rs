@@ -120,7 +120,7 @@ pub fn suspend(agent: &Agent, _: Suspend) -> Result<SuspendReply, ErrorCode> {
 
 pub fn resume(agent: &Agent, _: Resume) -> Result<ResumeReply, ErrorCode> {
     let jni = agent.jni()?;
-    agent.threads.lock().resume_all(&JvmtiSuspend { agent, jni })?;
+    agent.threads.lock().resume_all(&JvmtiSuspend { agent, jni });
     Ok(ResumeReply {})
 }
 
