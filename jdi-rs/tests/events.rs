@@ -73,6 +73,14 @@ fn events_of<'a>(sets: &'a [EventSet], handle: &RequestHandle) -> Vec<&'a Event>
     sets.iter().flat_map(|s| &s.events).filter(|e| handle.matches(e)).collect()
 }
 
+/// Enables `request` (a step), resumes the VM and returns the request and the set of its event.
+async fn step_with(s: &mut Session, request: EventRequest) -> (RequestHandle, EventSet) {
+    let handle = enable(&s.vm, request).await;
+    s.vm.resume().await.unwrap();
+    let set = next_of(s, &handle).await;
+    (handle, set)
+}
+
 /// Resumes until the next set with an event of `handle`.
 async fn next_of(s: &mut Session, handle: &RequestHandle) -> EventSet {
     s.events.wait_for(TIMEOUT, |e| handle.matches(e)).await.unwrap()
@@ -343,16 +351,12 @@ async fn step_into_enters_the_callee_and_step_out_returns() {
     let mut s = common::start("Events", &["steps"]).await;
     let thread = run_to(&mut s, "@step-call").await;
     let depth = thread.frame_count().await.unwrap();
-    let into = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Into)).await;
-    s.vm.resume().await.unwrap();
-    let set = next_of(&mut s, &into).await;
+    let (into, set) = step_with(&mut s, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Into)).await;
     assert_eq!(place(&s.vm, set.location().unwrap()).await, ("inner".into(), line("@inner-first")));
     assert_eq!(thread.frame_count().await.unwrap(), depth + 1);
     into.delete().await.unwrap();
 
-    let out = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Out)).await;
-    s.vm.resume().await.unwrap();
-    let set = next_of(&mut s, &out).await;
+    let (_out, set) = step_with(&mut s, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Out)).await;
     // Back in the caller, in the middle of the line that made the call.
     assert_eq!(place(&s.vm, set.location().unwrap()).await, ("stepTarget".into(), line("@step-call")));
     assert_eq!(thread.frame_count().await.unwrap(), depth);
@@ -364,9 +368,7 @@ async fn step_out_of_recursion_returns_one_level() {
     let mut s = common::start("Events", &["steps"]).await;
     let thread = run_to(&mut s, "@depth-base").await;
     let depth = thread.frame_count().await.unwrap();
-    let out = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Out)).await;
-    s.vm.resume().await.unwrap();
-    let set = next_of(&mut s, &out).await;
+    let (_out, set) = step_with(&mut s, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Out)).await;
     assert_eq!(place(&s.vm, set.location().unwrap()).await, ("depth".into(), line("@depth-recurse")));
     assert_eq!(thread.frame_count().await.unwrap(), depth - 1);
     assert_eq!(thread.frame(0).await.unwrap().get_value_by_name("n").await.unwrap(), Some(Value::Int(1)));
@@ -380,9 +382,7 @@ async fn step_over_a_recursive_call_stays_in_its_own_frame() {
     // method three times over, in deeper frames, before this frame's call returns.
     let thread = run_to(&mut s, "@depth-recurse").await;
     let depth = thread.frame_count().await.unwrap();
-    let step = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over)).await;
-    s.vm.resume().await.unwrap();
-    let set = next_of(&mut s, &step).await;
+    let (_step, set) = step_with(&mut s, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over)).await;
     assert_eq!(place(&s.vm, set.location().unwrap()).await, ("depth".into(), line("@depth-return")));
     assert_eq!(thread.frame_count().await.unwrap(), depth);
     let frame = thread.frame(0).await.unwrap();
@@ -396,9 +396,7 @@ async fn step_over_a_call_that_throws_stops_in_the_handler() {
     let mut s = common::start("Events", &["exceptions"]).await;
     let thread = run_to(&mut s, "@call-plain").await;
     let depth = thread.frame_count().await.unwrap();
-    let step = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over)).await;
-    s.vm.resume().await.unwrap();
-    let set = next_of(&mut s, &step).await;
+    let (_step, set) = step_with(&mut s, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over)).await;
     // In the handler, past its first instruction (which stores the exception, on the catch line),
     // as with the JDK's agent: single-stepping resumes where the exception is caught.
     assert_eq!(place(&s.vm, set.location().unwrap()).await, ("exceptions".into(), line("@caught-plain")));
@@ -412,9 +410,7 @@ async fn a_step_over_and_a_breakpoint_where_it_lands_come_in_one_set() {
     let thread = run_to(&mut s, "@start-thrower").await;
     // Thread.start() returns straight to the first instruction of the next line.
     let bp = enable(&s.vm, EventRequest::breakpoint(location(&s.vm, "Events", "@join-thrower").await)).await;
-    let step = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over)).await;
-    s.vm.resume().await.unwrap();
-    let set = next_of(&mut s, &step).await;
+    let (step, set) = step_with(&mut s, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over)).await;
     assert_eq!(place(&s.vm, set.location().unwrap()).await, ("exceptions".into(), line("@join-thrower")));
     let kinds: Vec<bool> = set.events.iter().map(|e| step.matches(e)).collect();
     assert_eq!(kinds, [true, false], "the step first, then the breakpoint: {:?}", set.events);
@@ -427,9 +423,8 @@ async fn step_min_moves_one_bytecode() {
     let mut s = common::start("Events", &["steps"]).await;
     let thread = run_to(&mut s, "@step-start").await;
     let start = thread.frame(0).await.unwrap().location();
-    let step = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Min, StepDepth::Over)).await;
-    s.vm.resume().await.unwrap();
-    let at = next_of(&mut s, &step).await.location().unwrap();
+    let (_step, set) = step_with(&mut s, EventRequest::step(thread.id(), StepSize::Min, StepDepth::Over)).await;
+    let at = set.location().unwrap();
     // `int a = 1` is iconst_1, istore_0: one byte each.
     assert_eq!((at.class_id, at.method_id, at.index), (start.class_id, start.method_id, start.index + 1));
     assert_eq!(place(&s.vm, at).await.1, line("@step-start"), "still on the same line");
@@ -441,21 +436,16 @@ async fn step_into_with_class_exclude_skips_the_jdk() {
     let mut s = common::start("Events", &["steps"]).await;
     let thread = run_to(&mut s, "@via-jdk").await;
     // Plain step into: String.valueOf comes first.
-    let into = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Into)).await;
-    s.vm.resume().await.unwrap();
-    let stop = next_of(&mut s, &into).await.location().unwrap();
+    let (into, set) = step_with(&mut s, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Into)).await;
+    let stop = set.location().unwrap();
     let at = s.vm.resolve_location(stop).await.unwrap();
     assert_eq!((at.declaring_type.name().as_str(), at.method.name()), ("java.lang.String", "valueOf"));
     into.delete().await.unwrap();
-    let out = enable(&s.vm, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Out)).await;
-    s.vm.resume().await.unwrap();
-    next_of(&mut s, &out).await;
+    let (out, _) = step_with(&mut s, EventRequest::step(thread.id(), StepSize::Line, StepDepth::Out)).await;
     out.delete().await.unwrap();
     // Excluding java.*: the next stop is identity(), past the JDK code.
     let request = EventRequest::step(thread.id(), StepSize::Line, StepDepth::Into).class_exclude("java.*");
-    let into = enable(&s.vm, request).await;
-    s.vm.resume().await.unwrap();
-    let set = next_of(&mut s, &into).await;
+    let (_into, set) = step_with(&mut s, request).await;
     assert_eq!(place(&s.vm, set.location().unwrap()).await, ("identity".into(), line("@identity")));
     s.finish().await;
 }
