@@ -17,6 +17,7 @@ use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::{Arc, mpsc};
+use std::time::Instant;
 
 use jdwp_protocol::commands::event::{Composite, Event};
 use jdwp_protocol::{ErrorCode, Location, MethodId, ReferenceTypeId, SuspendPolicy, ThreadId, TypeTag, Value, codec};
@@ -219,6 +220,8 @@ pub enum Job {
     /// JVMTI work an event thread needs done on an agent thread; `done` (if any) is told when it
     /// is.
     Task { task: Task, done: Option<mpsc::SyncSender<()>> },
+    /// A task to run once `at` has come.
+    Timed { at: Instant, task: Task },
 }
 
 /// What a callback gets back when the helper is gone: the event thread's reference and the events,
@@ -321,6 +324,12 @@ impl EventHelper {
     pub fn spawn_task(&self, task: impl FnOnce(&Agent, Jni) + Send + 'static) -> bool {
         self.send(Job::Task { task: Box::new(task), done: None }).is_ok()
     }
+
+    /// Runs `task` on the helper thread once `at` has come (or soon after); returns whether it was
+    /// queued.
+    pub fn spawn_task_at(&self, at: Instant, task: impl FnOnce(&Agent, Jni) + Send + 'static) -> bool {
+        self.send(Job::Timed { at, task: Box::new(task) }).is_ok()
+    }
 }
 
 /// How an event thread's own suspension went (see [`EventHelper::deliver_self_suspending`]), and
@@ -402,21 +411,30 @@ fn composites_wait() -> bool {
 /// sent; the other work (cleanups, tasks event threads wait for) goes on, so that holding events
 /// never stalls a thread that reports nothing.
 pub fn run(agent: &Agent, jni: Jni, jobs: mpsc::Receiver<Job>) {
+    crate::step_switch::keeper_is_current_thread(agent, jni);
     let mut held: VecDeque<Job> = VecDeque::new();
+    let mut timed: Vec<(Instant, Task)> = Vec::new();
     loop {
-        let job = if held.is_empty() {
-            jobs.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected)
-        } else {
-            // Nothing tells this thread about the release: look again now and then.
-            jobs.recv_timeout(HOLD_POLL)
+        // Nothing tells this thread about a release of held events: look again now and then.
+        let poll = (!held.is_empty()).then(|| Instant::now() + HOLD_POLL);
+        let wake = timed.iter().map(|(at, _)| *at).chain(poll).min();
+        let job = match wake {
+            None => jobs.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+            Some(at) => jobs.recv_timeout(at.saturating_duration_since(Instant::now())),
         };
         match job {
             Ok(job @ (Job::Deliver { .. } | Job::Unloads)) if !held.is_empty() || composites_wait() => {
                 held.push_back(job)
             }
+            Ok(Job::Timed { at, task }) => timed.push((at, task)),
             Ok(job) => run_job(agent, jni, job),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => return,
+        }
+        let now = Instant::now();
+        while let Some(due) = timed.iter().position(|(at, _)| *at <= now) {
+            let (_, task) = timed.swap_remove(due);
+            run_job(agent, jni, Job::Task { task, done: None });
         }
         while !held.is_empty() && !composites_wait() {
             if let Some(job) = held.pop_front() {
@@ -454,6 +472,8 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
                 send_composite(agent, jni, policy, None, events, None);
             }
         }
+        // Kept by `run` until due.
+        Job::Timed { task, .. } => task(agent, jni),
         Job::Task { task, done } => {
             task(agent, jni);
             if let Some(done) = done {

@@ -38,6 +38,7 @@ pub mod profiling;
 mod sde;
 pub mod session;
 mod step;
+mod step_switch;
 pub mod thread_control;
 pub mod transport;
 mod values;

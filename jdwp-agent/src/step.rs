@@ -54,6 +54,7 @@ use crate::events::breakpoints;
 use crate::events::filter::Request;
 use crate::jni::Jni;
 use crate::jvmti::sys::{self, jthread};
+use crate::step_switch;
 
 // ---- decisions (pure) ---------------------------------------------------------------------------
 
@@ -345,6 +346,11 @@ pub fn any_active() -> bool {
     ACTIVE.load(Ordering::Acquire) > 0
 }
 
+/// Whether any thread's step single-steps now (rather than wait for a return or a frame pop).
+pub fn anyone_single_steps() -> bool {
+    any_active() && with_steps(|s| s.by_thread.values().any(|st| Needs::of(Some(st.phase)).single_step))
+}
+
 /// Applies the thread-level events `thread`'s step needs, again until no change raced with it.
 ///
 /// A change made while another thread applies an older state makes that one loop and apply the
@@ -355,6 +361,10 @@ pub fn any_active() -> bool {
 fn resync(agent: &Agent, thread: jthread, id: ThreadId) {
     loop {
         let (needs, version) = with_steps(|s| (Needs::of(s.by_thread.get(&id).map(|st| st.phase)), s.version));
+        if needs.single_step {
+            // Before the thread's own switch, so that it does not flip HotSpot's VM-wide one.
+            step_switch::stepping_starts(agent);
+        }
         for (on, event) in [
             (needs.single_step, sys::JVMTI_EVENT_SINGLE_STEP),
             (needs.frame_pop, sys::JVMTI_EVENT_FRAME_POP),
@@ -367,6 +377,9 @@ fn resync(agent: &Agent, thread: jthread, id: ThreadId) {
             }
         }
         if with_steps(|s| s.version) == version {
+            if !needs.single_step {
+                step_switch::stepping_stopped(agent, anyone_single_steps());
+            }
             return;
         }
     }
@@ -545,6 +558,7 @@ pub fn thread_ended(agent: &Agent, jni: Jni, thread: jthread) {
             unwatch_return(agent, point);
         }
         jni.delete_global_ref(state.thread.0);
+        step_switch::stepping_stopped(agent, anyone_single_steps());
     }
 }
 
