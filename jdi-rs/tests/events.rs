@@ -346,6 +346,46 @@ async fn step_over_lands_on_the_next_line_and_expires() {
     s.finish().await;
 }
 
+/// HotSpot switches single-stepping on and off for the whole VM (a `ChangeSingleStep` safepoint,
+/// logged as "changing single step to 'on'" or "'off'" under `-Xlog:interpreter+safepoint=debug`)
+/// when the first thread starts or the last one stops single-stepping. The JDK's agent has it
+/// switched for every one-shot step; ours keeps it on between steps that follow each other
+/// (`step_switch`), and switches it off once the program runs with no step left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_shot_steps_in_a_row_switch_single_stepping_on_once() {
+    let mut s = common::start_with("Events", &["loop"], &["-Xlog:interpreter+safepoint=debug"]).await;
+    let thread = run_to(&mut s, "@loop-body").await;
+    let (body, done) = (line("@loop-body"), line("@loop-done"));
+    let mut steps = 0;
+    loop {
+        let request = EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over);
+        let (step, set) = step_with(&mut s, request).await;
+        step.delete().await.unwrap();
+        steps += 1;
+        let (method, at) = place(&s.vm, set.location().unwrap()).await;
+        assert_eq!(method, "loop");
+        if at == done {
+            break;
+        }
+        assert!((body - 1..=body).contains(&at), "step {steps} left the loop at line {at}");
+    }
+    // Ten rounds of the body and the loop's test, then out.
+    assert!(steps >= 20, "{steps} steps");
+    s.vm.resume().await.unwrap();
+    let output = s.exits_normally().await;
+    let switched =
+        |to: &str| output.lines().filter(|l| l.ends_with(&format!("changing single step to '{to}'"))).count();
+    let (on, off) = (switched("on"), switched("off"));
+    assert_eq!(on, off, "single-stepping left on when the program ended\n{output}");
+    if common::agent_is_ours() {
+        // Once, unless the machine stalled between steps for longer than the agent keeps the
+        // switch on (50 ms): not after every step.
+        assert!(on >= 1 && on < steps / 2, "switched on {on} times for {steps} steps\n{output}");
+    } else {
+        assert!(on >= steps, "the JDK's agent switched on {on} times for {steps} steps\n{output}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn step_into_enters_the_callee_and_step_out_returns() {
     let mut s = common::start("Events", &["steps"]).await;

@@ -25,6 +25,11 @@ pub fn agent() -> Agent {
     }
 }
 
+/// Whether the agent under test is this workspace's (`JDI_TEST_AGENT=ours`).
+pub fn agent_is_ours() -> bool {
+    std::env::var("JDI_TEST_AGENT").is_ok_and(|a| a == "ours")
+}
+
 /// `target/<profile>/libjdwp_agent.so`, next to the test binary's profile directory.
 pub fn our_agent_path() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
@@ -112,7 +117,21 @@ pub fn library_copy_dir() -> PathBuf {
 /// Starts `main_class` suspended with `agent` listening on shared memory as `name`, waits for
 /// its "Listening for transport <transport> at address: NAME" line, and returns the debuggee.
 pub fn spawn_shmem(main_class: &str, args: &[&str], agent: ShmemAgent, name: &str) -> Debuggee {
-    let builder = Debuggee::builder(main_class).args(args.iter().copied()).expect_listening(false);
+    spawn_shmem_with(main_class, args, &[], agent, name)
+}
+
+/// Like [`spawn_shmem`], with extra options for the debuggee's JVM.
+pub fn spawn_shmem_with(
+    main_class: &str,
+    args: &[&str],
+    jvm_options: &[&str],
+    agent: ShmemAgent,
+    name: &str,
+) -> Debuggee {
+    let builder = Debuggee::builder(main_class)
+        .args(args.iter().copied())
+        .jvm_options(jvm_options.iter().copied())
+        .expect_listening(false);
     let builder = agent.configure(builder, &format!("server=y,suspend=y,address={name}"));
     let jvm = builder.spawn().expect("debuggee starts");
     jvm.wait_for_line(&format!("Listening for transport {} at address: {name}", agent.transport()), TIMEOUT)
@@ -122,8 +141,12 @@ pub fn spawn_shmem(main_class: &str, args: &[&str], agent: ShmemAgent, name: &st
 
 /// Like [`start`], over shared memory with the given agent.
 pub async fn start_shmem(main_class: &str, args: &[&str], agent: ShmemAgent) -> Session {
+    start_shmem_with(main_class, args, &[], agent).await
+}
+
+async fn start_shmem_with(main_class: &str, args: &[&str], jvm_options: &[&str], agent: ShmemAgent) -> Session {
     let name = unique_shmem_name(main_class);
-    let jvm = spawn_shmem(main_class, args, agent, &name);
+    let jvm = spawn_shmem_with(main_class, args, jvm_options, agent, &name);
     let vm = jdi::attach_shmem(&name, Some(TIMEOUT)).await.expect("attach over shared memory");
     let mut events = vm.event_queue().expect("the event queue");
     let set = events.next_within(TIMEOUT).await.expect("VM start event");
@@ -140,14 +163,24 @@ pub struct Session {
 
 /// Starts `main_class` (a fixture) suspended, attaches, and consumes the VM start event.
 pub async fn start(main_class: &str, args: &[&str]) -> Session {
+    start_with(main_class, args, &[]).await
+}
+
+/// Like [`start`], with extra options for the debuggee's JVM.
+pub async fn start_with(main_class: &str, args: &[&str], jvm_options: &[&str]) -> Session {
     if shmem_selected() {
         let agent = match std::env::var("JDI_TEST_AGENT").ok().as_deref() {
             Some("ours") => ShmemAgent::Ours,
             _ => ShmemAgent::JdkWithOurTransport,
         };
-        return start_shmem(main_class, args, agent).await;
+        return start_shmem_with(main_class, args, jvm_options, agent).await;
     }
-    let jvm = Debuggee::builder(main_class).args(args.iter().copied()).agent(agent()).spawn().expect("debuggee starts");
+    let jvm = Debuggee::builder(main_class)
+        .args(args.iter().copied())
+        .jvm_options(jvm_options.iter().copied())
+        .agent(agent())
+        .spawn()
+        .expect("debuggee starts");
     let vm = jdi::attach(&jvm.address().to_string(), Some(TIMEOUT)).await.expect("attach");
     let mut events = vm.event_queue().expect("the event queue");
     let set = events.next_within(TIMEOUT).await.expect("VM start event");
