@@ -85,10 +85,6 @@ impl Backend for AgentBackend {
         drop(frame);
     }
 
-    fn events_may_follow(&self) -> bool {
-        lock(&self.agent.requests).any()
-    }
-
     fn after_reply(&self, set: u8, cmd: u8) {
         if (set, cmd) == (vm::SET, <vm::Exit as Command>::CMD) {
             let code = PENDING_EXIT.load(Ordering::SeqCst);

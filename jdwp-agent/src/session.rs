@@ -10,11 +10,6 @@
 //! * a reply to a command that resumes threads is written before any event those threads cause
 //!   (the spec promises that order): such commands run under [`Session::order`], which event
 //!   delivery also takes;
-//! * the reply to a resume may wait, up to [`RESUME_REPLY_HOLD`], for the first event after it, and
-//!   go out with it in one write: the debugger, which waits for that reply before it waits for
-//!   events, then wakes up once for both. Over a transport that cannot tell the loop that the
-//!   debugger sent something without reading it, or when no request could cause an event, it is
-//!   written at once; it goes before any other packet, and before the next command is handled;
 //! * a malformed frame ends the connection (framing can no longer be trusted); a malformed body gets
 //!   an error reply and the session goes on;
 //! * `VirtualMachine.Dispose` or a dropped connection ends the session: the back end is told, so it
@@ -24,11 +19,6 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
-
-/// How long the reply to a resume may wait for an event to go out with: far longer than a thread
-/// takes from its resume to a breakpoint in a loop, short enough that a debugger waiting for the
-/// reply of a resume whose threads cause no event at once does not notice.
-pub const RESUME_REPLY_HOLD: Duration = Duration::from_millis(1);
 
 use jdwp_protocol::commands::{event, thread_reference as tr, virtual_machine as vm};
 use jdwp_protocol::{Command, ErrorCode};
@@ -47,11 +37,6 @@ pub trait Backend: Send + Sync {
     /// Runs after a command's reply is written (`VirtualMachine.Exit` exits here, once the debugger
     /// has its answer).
     fn after_reply(&self, _set: u8, _cmd: u8) {}
-    /// Whether threads that resume now could cause events (some request is set): only then is the
-    /// reply to a resume held back for the first of them.
-    fn events_may_follow(&self) -> bool {
-        false
-    }
 }
 
 /// One connected debugger.
@@ -62,8 +47,6 @@ pub struct Session {
     order: Mutex<()>,
     /// The packet ID of the command being handled, until its handler defers the reply.
     handling: Mutex<Option<u32>>,
-    /// The reply to a resume, held back to go out with the next packet (see the module doc).
-    held_reply: Mutex<Option<Packet>>,
 }
 
 impl Session {
@@ -74,29 +57,6 @@ impl Session {
             next_event_id: AtomicU32::new(0x4000_0000),
             order: Mutex::new(()),
             handling: Mutex::new(None),
-            held_reply: Mutex::new(None),
-        }
-    }
-
-    /// Writes `packet`, after the held reply if there is one (in the same write).
-    fn write(&self, packet: Packet) -> Result<(), TransportError> {
-        let mut held = self.held_reply.lock().unwrap_or_else(|e| e.into_inner());
-        match held.take() {
-            Some(reply) => self.writer.write_packets(&[reply, packet]),
-            None => self.writer.write_packet(&packet),
-        }
-    }
-
-    fn has_held_reply(&self) -> bool {
-        self.held_reply.lock().unwrap_or_else(|e| e.into_inner()).is_some()
-    }
-
-    /// Writes the held reply, if any.
-    fn flush_held_reply(&self) -> Result<(), TransportError> {
-        let mut held = self.held_reply.lock().unwrap_or_else(|e| e.into_inner());
-        match held.take() {
-            Some(reply) => self.writer.write_packet(&reply),
-            None => Ok(()),
         }
     }
 
@@ -109,14 +69,14 @@ impl Session {
     /// Sends an event composite (the caller holds [`Session::order`]).
     pub fn send_event(&self, body: Vec<u8>) -> Result<(), TransportError> {
         let id = self.next_event_id.fetch_add(1, Ordering::Relaxed);
-        self.write(Packet::command(id, event::SET, <event::Composite as Command>::CMD, body))
+        self.writer.write_packet(&Packet::command(id, event::SET, <event::Composite as Command>::CMD, body))
     }
 
     /// Sends a command packet of a vendor set (the profiler's live events), which the debugger
     /// never answers. Not ordered against replies like events are: these carry no suspension.
     pub fn send_command(&self, set: u8, cmd: u8, body: Vec<u8>) -> Result<(), TransportError> {
         let id = self.next_event_id.fetch_add(1, Ordering::Relaxed);
-        self.write(Packet::command(id, set, cmd, body))
+        self.writer.write_packet(&Packet::command(id, set, cmd, body))
     }
 
     /// Takes over the reply to the command being handled: the loop writes none and reads the next
@@ -150,12 +110,11 @@ impl Session {
             Ok(body) => Packet::reply(id, ErrorCode::NONE, body),
             Err(code) => Packet::reply(id, code, Vec::new()),
         };
-        self.write(reply)
+        self.writer.write_packet(&reply)
     }
 
-    /// Closes the connection (the reader then sees it end), after the held reply.
+    /// Closes the connection (the reader then sees it end).
     pub fn close(&self) {
-        let _ = self.flush_held_reply();
         let _ = self.writer.shutdown();
     }
 }
@@ -176,25 +135,12 @@ pub enum Ended {
 
 /// Serves one connected debugger until it disposes or disconnects, then tells the back end.
 pub fn serve(conn: impl Into<Connection>, backend: &dyn Backend) -> Result<Ended, TransportError> {
-    serve_holding(conn, backend, RESUME_REPLY_HOLD)
-}
-
-/// [`serve`], holding replies to resumes up to `hold`.
-fn serve_holding(conn: impl Into<Connection>, backend: &dyn Backend, hold: Duration) -> Result<Ended, TransportError> {
     let (mut reader, writer) = conn.into().into_split()?;
     // A command with undefined flag bits is a protocol violation: the connection ends (JDK wording).
     reader.set_strict_flags(true);
     let session = Arc::new(Session::new(writer));
-    let can_hold = reader.wait_readable(Duration::ZERO).is_some();
     backend.attached(&session);
     let ended = loop {
-        if session.has_held_reply() && reader.wait_readable(hold) == Some(false) {
-            // No event came to take it along.
-            if let Err(e) = session.flush_held_reply() {
-                tracing::warn!(error = %e, "could not write a reply; ending the session");
-                break Ended::Disconnected;
-            }
-        }
         let packet = match reader.read_packet() {
             Ok(Some(packet)) => packet,
             Ok(None) => break Ended::Disconnected,
@@ -208,19 +154,13 @@ fn serve_holding(conn: impl Into<Connection>, backend: &dyn Backend, hold: Durat
             tracing::debug!(id = packet.id, "ignoring a reply packet from the debugger");
             continue;
         };
-        if let Err(e) = session.flush_held_reply() {
-            tracing::warn!(error = %e, "could not write a reply; ending the session");
-            break Ended::Disconnected;
-        }
-        let resumes = resumes_threads(set, cmd);
-        let guard = resumes.then(|| session.order());
+        let guard = resumes_threads(set, cmd).then(|| session.order());
         *session.handling.lock().unwrap_or_else(|e| e.into_inner()) = Some(packet.id);
         let result = backend.handle_command(set, cmd, &packet.body, &session);
         if session.defer_reply().is_none() {
             // The handler took the reply over (see `defer_reply`); its result here means nothing.
             continue;
         }
-        let succeeded = result.is_ok();
         let reply = match result {
             Ok(body) => Packet::reply(packet.id, ErrorCode::NONE, body),
             Err(code) => {
@@ -228,11 +168,7 @@ fn serve_holding(conn: impl Into<Connection>, backend: &dyn Backend, hold: Durat
                 Packet::reply(packet.id, code, Vec::new())
             }
         };
-        if resumes && can_hold && succeeded && backend.events_may_follow() {
-            *session.held_reply.lock().unwrap_or_else(|e| e.into_inner()) = Some(reply);
-            continue;
-        }
-        let written = session.write(reply);
+        let written = session.writer.write_packet(&reply);
         drop(guard);
         if let Err(e) = written {
             tracing::warn!(error = %e, "could not write a reply; ending the session");
@@ -273,12 +209,6 @@ mod tests {
     struct FakeBackend {
         attached: AtomicUsize,
         detached: AtomicUsize,
-        /// What `events_may_follow` says.
-        events_may_follow: bool,
-        /// The session, once attached.
-        session: Mutex<Option<Arc<Session>>>,
-        /// `VirtualMachine.Resume` commands handled.
-        resumes: AtomicUsize,
     }
 
     impl Backend for FakeBackend {
@@ -294,92 +224,19 @@ mod tests {
                     },
                     IdSizes::default(),
                 )),
-                (1, 6) => Ok(Vec::new()),
-                (1, 9) => {
-                    self.resumes.fetch_add(1, Ordering::SeqCst);
-                    Ok(Vec::new())
-                }
+                (1, 6) | (1, 9) => Ok(Vec::new()),
                 (11, 1) => codec::decode_body::<tr::Name>(body, IdSizes::default())
                     .map(|_| Vec::new())
                     .map_err(|_| ErrorCode::ILLEGAL_ARGUMENT),
                 _ => Err(ErrorCode::NOT_IMPLEMENTED),
             }
         }
-        fn attached(&self, session: &Arc<Session>) {
-            *self.session.lock().unwrap() = Some(session.clone());
+        fn attached(&self, _: &Arc<Session>) {
             self.attached.fetch_add(1, Ordering::SeqCst);
         }
         fn detached(&self, _: &Session) {
             self.detached.fetch_add(1, Ordering::SeqCst);
         }
-        fn events_may_follow(&self) -> bool {
-            self.events_may_follow
-        }
-    }
-
-    /// A session served on a thread with `backend`, holding resume replies up to `hold`, and a
-    /// debugger connected to it.
-    fn holding_session(
-        backend: &Arc<FakeBackend>,
-        hold: Duration,
-    ) -> (std::thread::JoinHandle<Ended>, jdwp_transports::SocketReader, jdwp_transports::SocketWriter) {
-        let listener = jdwp_transports::listen("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().port();
-        let server = {
-            let backend = backend.clone();
-            std::thread::spawn(move || serve_holding(listener.accept().unwrap(), &*backend, hold).unwrap())
-        };
-        let (r, w) = debugger(port);
-        (server, r, w)
-    }
-
-    /// Sends `Resume` as `id` and waits until the back end has handled it.
-    fn resume(backend: &FakeBackend, w: &jdwp_transports::SocketWriter, id: u32) {
-        let before = backend.resumes.load(Ordering::SeqCst);
-        w.write_packet(&Packet::command(id, 1, 9, vec![])).unwrap();
-        while backend.resumes.load(Ordering::SeqCst) == before {
-            std::thread::yield_now();
-        }
-    }
-
-    #[test]
-    fn a_resume_reply_goes_out_with_the_first_event_or_before_the_next_reply() {
-        let backend = Arc::new(FakeBackend { events_may_follow: true, ..FakeBackend::default() });
-        // Held as long as it takes: only an event or a command lets it go here.
-        let (server, mut r, w) = holding_session(&backend, Duration::from_secs(600));
-        let session = backend.session.lock().unwrap().clone().unwrap();
-        resume(&backend, &w, 1);
-        // An event of the resumed threads: the reply comes first, then the event.
-        {
-            let _order = session.order();
-            session.send_event(vec![2, 0, 0, 0, 0]).unwrap();
-        }
-        let reply = r.read_packet().unwrap().unwrap();
-        assert_eq!((reply.id, reply.kind), (1, PacketKind::Reply { error: ErrorCode::NONE }));
-        let event = r.read_packet().unwrap().unwrap();
-        assert_eq!(event.kind, PacketKind::Command { set: 64, cmd: 100 });
-        // A resume followed by another command: the held reply goes before that command's.
-        resume(&backend, &w, 2);
-        let version = reply_to(&mut r, &w, Packet::command(3, 1, 1, vec![]));
-        assert_eq!(version.id, 2, "the resume's reply first");
-        assert_eq!(r.read_packet().unwrap().unwrap().id, 3);
-        // Dispose: the held reply goes before the session closes.
-        resume(&backend, &w, 4);
-        w.write_packet(&Packet::command(5, 1, 6, vec![])).unwrap();
-        assert_eq!(r.read_packet().unwrap().unwrap().id, 4);
-        assert_eq!(r.read_packet().unwrap().unwrap().id, 5);
-        assert_eq!(server.join().unwrap(), Ended::Disposed);
-    }
-
-    #[test]
-    fn a_resume_reply_that_no_event_takes_along_goes_out_by_itself() {
-        let backend = Arc::new(FakeBackend { events_may_follow: true, ..FakeBackend::default() });
-        let (server, mut r, w) = holding_session(&backend, Duration::from_millis(5));
-        // Nothing else is sent: the reply must come anyway (the read blocks until it does).
-        let reply = reply_to(&mut r, &w, Packet::command(1, 1, 9, vec![]));
-        assert_eq!((reply.id, reply.kind), (1, PacketKind::Reply { error: ErrorCode::NONE }));
-        drop((r, w));
-        assert_eq!(server.join().unwrap(), Ended::Disconnected);
     }
 
     fn debugger(port: u16) -> (jdwp_transports::SocketReader, jdwp_transports::SocketWriter) {

@@ -176,16 +176,6 @@ impl Reader {
         }
     }
 
-    /// Waits up to `timeout` for the debugger to send something: whether it did. `None` when the
-    /// transport cannot tell without reading.
-    pub fn wait_readable(&self, timeout: Duration) -> Option<bool> {
-        match self {
-            // An error shows at the next read.
-            Reader::Socket(r) => Some(r.wait_readable(timeout).unwrap_or(true)),
-            Reader::Shmem(_) | Reader::Library { .. } => None,
-        }
-    }
-
     /// The next packet; `Ok(None)` when the debugger closed the connection between packets.
     pub fn read_packet(&mut self) -> Result<Option<Packet>, TransportError> {
         match self {
@@ -210,14 +200,6 @@ impl Writer {
             Writer::Socket(w) => w.write_packet(packet),
             Writer::Shmem(w) => w.write_packet(packet),
             Writer::Library(l) => l.write_packet(packet),
-        }
-    }
-
-    /// Writes whole packets, in order: in one write where the transport allows it.
-    pub fn write_packets(&self, packets: &[Packet]) -> Result<(), TransportError> {
-        match self {
-            Writer::Socket(w) => w.write_packets(packets),
-            Writer::Shmem(_) | Writer::Library(_) => packets.iter().try_for_each(|p| self.write_packet(p)),
         }
     }
 

@@ -63,11 +63,6 @@ impl RequestTable {
     }
 
     /// Whether any request of `kind` is enabled (decides whether its JVMTI event is enabled).
-    /// Whether any request is set.
-    pub fn any(&self) -> bool {
-        self.by_kind.iter().any(|(_, r)| !r.is_empty())
-    }
-
     pub fn wants(&self, kind: EventKind) -> bool {
         self.snapshot(kind).is_some()
     }
