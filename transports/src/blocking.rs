@@ -80,11 +80,6 @@ impl<R: Read> PacketReader<R> {
         }
     }
 
-    /// Whether bytes already read from the stream wait to be returned (as a packet, or part of one).
-    pub fn has_buffered(&self) -> bool {
-        !self.buf.is_empty()
-    }
-
     /// The wrapped stream.
     pub fn get_ref(&self) -> &R {
         &self.inner
@@ -130,16 +125,7 @@ impl<W: Write> PacketWriter<W> {
     /// Blocks while another thread is writing. On error the stream may hold part of a packet, so
     /// the connection should be closed.
     pub fn write_packet(&self, packet: &Packet) -> Result<(), TransportError> {
-        self.write_packets(std::slice::from_ref(packet))
-    }
-
-    /// Encodes `packets` and writes them, in order, in one write (one wake-up of the peer on a
-    /// socket), then flushes, under one lock.
-    pub fn write_packets(&self, packets: &[Packet]) -> Result<(), TransportError> {
-        let mut bytes = Vec::with_capacity(packets.iter().map(Packet::encoded_len).sum());
-        for packet in packets {
-            packet.encode_into(&mut bytes)?;
-        }
+        let bytes = packet.encode()?;
         let mut inner = self.lock();
         inner.write_all(&bytes).map_err(|e| TransportError::io("writing a JDWP packet", e))?;
         inner.flush().map_err(|e| TransportError::io("flushing a JDWP packet", e))

@@ -351,36 +351,6 @@ impl SocketConnection {
 /// The reading half of a [`SocketConnection`].
 pub type SocketReader = PacketReader<TcpStream>;
 
-impl PacketReader<TcpStream> {
-    /// Waits up to `timeout` for something to read (bytes, the end of the stream, or an error):
-    /// whether there is, without reading it.
-    pub fn wait_readable(&self, timeout: Duration) -> io::Result<bool> {
-        use std::os::fd::AsRawFd;
-        if self.has_buffered() {
-            return Ok(true);
-        }
-        let mut fd = libc::pollfd { fd: self.get_ref().as_raw_fd(), events: libc::POLLIN, revents: 0 };
-        let limit = libc::timespec {
-            tv_sec: timeout.as_secs().try_into().unwrap_or(libc::time_t::MAX),
-            tv_nsec: timeout.subsec_nanos().into(),
-        };
-        loop {
-            // SAFETY: one valid pollfd and a valid timespec, both alive for the call; no signal mask.
-            let n = unsafe { libc::ppoll(&mut fd, 1, &limit, std::ptr::null()) };
-            match n {
-                0 => return Ok(false),
-                n if n > 0 => return Ok(true),
-                _ => {
-                    let e = io::Error::last_os_error();
-                    if e.kind() != io::ErrorKind::Interrupted {
-                        return Err(e);
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// The writing half of a [`SocketConnection`]: clone it for each thread that sends packets.
 #[derive(Clone, Debug)]
 pub struct SocketWriter {
@@ -393,11 +363,6 @@ impl SocketWriter {
     /// Writes one whole packet; concurrent callers are serialized, packet by packet.
     pub fn write_packet(&self, packet: &Packet) -> Result<(), TransportError> {
         self.packets.write_packet(packet)
-    }
-
-    /// Writes whole packets, in order, in one write.
-    pub fn write_packets(&self, packets: &[Packet]) -> Result<(), TransportError> {
-        self.packets.write_packets(packets)
     }
 
     /// Shuts the connection down in both directions: the reader sees end of stream, blocked and
