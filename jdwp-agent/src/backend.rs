@@ -77,8 +77,8 @@ impl Backend for AgentBackend {
         let requests = lock(&agent.requests).clear();
         crate::commands::event_request::forget_requests(agent, jni, &requests);
         crate::app_resume::session_ended(agent);
-        // Also wakes any thread waiting in `Thread.resume` for a thread this debugger suspended.
         crate::step_switch::threads_resuming(agent);
+        // Also wakes any thread waiting in `Thread.resume` for a thread this debugger suspended.
         agent.threads.lock().reset(&JvmtiSuspend { agent, jni });
         agent.unpin_all(jni);
         crate::profiling::session_ended(agent, jni);

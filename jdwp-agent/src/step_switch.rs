@@ -17,8 +17,9 @@
 //!
 //! Threads: the switch is taken by whichever thread is about to enable single-stepping (the
 //! session thread beginning a step, or a stepping thread from its callbacks), before it does, and
-//! let go by the event helper. Its lock is held across the JVMTI call that flips the keeper, so a
-//! release cannot undo a hold that came after it; it is never taken under [`crate::step`]'s lock.
+//! let go by the event helper (after [`LINGER`]) or by the session thread (before a resume). Its
+//! lock is held across the JVMTI call that flips the keeper, so a release cannot undo a hold that
+//! came after it; it is never taken under [`crate::step`]'s lock.
 
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
