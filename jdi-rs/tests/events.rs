@@ -369,8 +369,9 @@ async fn one_shot_steps_in_a_row_switch_single_stepping_on_once() {
         }
         assert!((body - 1..=body).contains(&at), "step {steps} left the loop at line {at}");
     }
-    // Ten rounds of the body and the loop's test, then out.
-    assert!(steps >= 20, "{steps} steps");
+    // From the first round's body: the loop's test and the body nine more times, the last test,
+    // then out.
+    assert_eq!(steps, 20);
     s.vm.resume().await.unwrap();
     let output = s.exits_normally().await;
     let switched =
