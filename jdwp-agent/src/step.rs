@@ -28,10 +28,10 @@
 //! its frame pop and steps from there. (It keeps the frame pop, unlike a step over, because it
 //! begins without single-stepping: a frame pop is what puts the thread in interpreter-only mode
 //! and deoptimizes its compiled frames, as OpenJDK's tests of escape analysis expect of a step,
-//! `EATests`, while a breakpoint in the caller would deoptimize only what depends on that method.) When a step completes, the next one starts where it ended (a
-//! request without a count reports step after step); when the request goes, the thread's
-//! single-step, frame pop and method entry events are switched off, so that it leaves
-//! interpreter-only mode.
+//! `EATests`, while a breakpoint in the caller would deoptimize only what depends on that method.)
+//! When a step completes, the next one starts where it ended (a request without a count reports
+//! step after step); when the request goes, the thread's single-step, frame pop and method entry
+//! events are switched off, so that it leaves interpreter-only mode.
 //!
 //! Threads: the session thread begins and ends steps (the stepping thread is then normally
 //! suspended); the stepping thread itself moves its step along from its event callbacks. Neither
@@ -378,7 +378,7 @@ fn resync(agent: &Agent, thread: jthread, id: ThreadId) {
         }
         if with_steps(|s| s.version) == version {
             if !needs.single_step {
-                step_switch::stepping_stopped(agent, anyone_single_steps());
+                step_switch::stepping_stopped(agent);
             }
             return;
         }
@@ -498,8 +498,8 @@ pub fn begin(agent: &Agent, jni: Jni, thread: jthread, request: Arc<Request>) ->
     let replaced = with_steps(|s| {
         s.next_serial += 1;
         s.version += 1;
-        let returning = None;
-        let state = StepState { serial: s.next_serial, request, thread: global, size, depth, origin, phase, returning };
+        let state =
+            StepState { serial: s.next_serial, request, thread: global, size, depth, origin, phase, returning: None };
         s.by_thread.insert(id, state)
     });
     match replaced {
@@ -558,7 +558,7 @@ pub fn thread_ended(agent: &Agent, jni: Jni, thread: jthread) {
             unwatch_return(agent, point);
         }
         jni.delete_global_ref(state.thread.0);
-        step_switch::stepping_stopped(agent, anyone_single_steps());
+        step_switch::stepping_stopped(agent);
     }
 }
 

@@ -63,10 +63,11 @@ impl Switch {
         !self.held
     }
 
-    /// No thread single-steps any more: the generation a release to queue must find, unless one
-    /// is queued already.
-    fn stepping_stopped(&mut self) -> Option<u64> {
-        if !self.held || self.release_queued {
+    /// A thread stopped single-stepping; `anyone_steps` says whether any still does (asked only
+    /// while held with no release queued): the generation a release to queue must find, if one
+    /// is to be queued.
+    fn stepping_stopped(&mut self, anyone_steps: impl FnOnce() -> bool) -> Option<u64> {
+        if !self.held || self.release_queued || anyone_steps() {
             return None;
         }
         self.release_queued = true;
@@ -120,12 +121,9 @@ pub fn stepping_starts(agent: &Agent) {
     }
 }
 
-/// Call after a thread stopped single-stepping, when `anyone_steps` says whether any still does.
-pub fn stepping_stopped(agent: &Agent, anyone_steps: bool) {
-    if anyone_steps {
-        return;
-    }
-    let queued = lock(&SWITCH).stepping_stopped();
+/// Call after a thread stopped single-stepping.
+pub fn stepping_stopped(agent: &Agent) {
+    let queued = lock(&SWITCH).stepping_stopped(crate::step::anyone_single_steps);
     if let Some(generation) = queued {
         queue_release(agent, generation, Instant::now() + LINGER);
     }
@@ -183,9 +181,9 @@ mod tests {
     #[test]
     fn steps_in_a_row_switch_the_keeper_on_once() {
         let mut s = held();
-        let g = s.stepping_stopped().expect("a release is queued when the last thread stops");
+        let g = s.stepping_stopped(|| false).expect("a release is queued when the last thread stops");
         assert!(!s.stepping_starts(), "the next step finds the switch on");
-        assert_eq!(s.stepping_stopped(), None, "one queued release at a time");
+        assert_eq!(s.stepping_stopped(|| false), None, "one queued release at a time");
         // The release queued before that step finds it stale and queues itself again.
         let again = s.due(g, false);
         assert_eq!(again, Due::Again(s.generation));
@@ -196,16 +194,17 @@ mod tests {
     #[test]
     fn a_release_waits_while_a_thread_single_steps() {
         let mut s = held();
-        let g = s.stepping_stopped().unwrap();
+        let g = s.stepping_stopped(|| false).unwrap();
         s.stepping_starts();
         assert_eq!(s.due(g, true), Due::Nothing, "the stepping thread queues a release when it stops");
-        assert_eq!(s.stepping_stopped(), Some(s.generation));
+        assert_eq!(s.stepping_stopped(|| true), None, "not while another thread single-steps");
+        assert_eq!(s.stepping_stopped(|| false), Some(s.generation));
     }
 
     #[test]
     fn nothing_is_released_that_is_not_held() {
         let mut s = Switch::default();
-        assert_eq!(s.stepping_stopped(), None);
+        assert_eq!(s.stepping_stopped(|| false), None);
         assert_eq!(s.due(0, false), Due::Nothing);
         assert!(!s.threads_resuming(false));
     }
