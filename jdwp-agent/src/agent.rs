@@ -16,7 +16,7 @@
 //!   needs stays taken: the one such wait, in `java.lang.Thread.resume` ([`crate::app_resume`]),
 //!   waits on `threads`' condition variable, which releases that lock while waiting.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
@@ -25,6 +25,7 @@ use jdwp_protocol::{ErrorCode, FieldId, FrameId, IdSizes, MethodId, ObjectId, Re
 use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
 use crate::events::requests::RequestTable;
+use crate::id_hash::IdMap;
 use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
 use crate::options::Options;
@@ -62,7 +63,7 @@ pub struct Agent {
     pub methods: Mutex<HashSet<usize>>,
     pub threads: Threads,
     /// Per thread, how many times it was resumed: part of every frame ID, so frames go stale.
-    pub frame_epochs: Mutex<HashMap<ThreadId, u32>>,
+    pub frame_epochs: Mutex<IdMap<ThreadId, u32>>,
     pub requests: Mutex<RequestTable>,
     pub known: OnceLock<KnownClasses>,
     /// The agent's own threads, hidden from the debugger and never suspended (a fixed array, so
@@ -101,7 +102,7 @@ impl Agent {
             fields: Mutex::new(FieldTable::default()),
             methods: Mutex::new(HashSet::new()),
             threads: Threads::default(),
-            frame_epochs: Mutex::new(HashMap::new()),
+            frame_epochs: Mutex::new(IdMap::default()),
             requests: Mutex::new(RequestTable::default()),
             known: OnceLock::new(),
             agent_threads: Mutex::new([None; 6]),
@@ -161,21 +162,38 @@ impl Agent {
 
     /// The ID of an object (0 for null), assigning one if it has none. Agent threads only.
     pub fn object_id(&self, jni: Jni, obj: jobject) -> Result<ObjectId, ErrorCode> {
+        self.object_id_of(jni, obj, false)
+    }
+
+    /// [`Agent::object_id`]; `thread`: the object is known to be a thread (see `ObjectEntry`).
+    fn object_id_of(&self, jni: Jni, obj: jobject, thread: bool) -> Result<ObjectId, ErrorCode> {
         if obj.is_null() {
             return Ok(ObjectId::NULL);
         }
         let mut table = lock(&self.ids);
         let tag = self.jvmti.get_tag(obj)?;
-        if tag > 0 && table.entries.contains_key(&(tag as u64)) {
+        if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
+            entry.thread |= thread;
             return Ok(ObjectId(tag as u64));
         }
+        self.new_object_id(jni, &mut table, obj, thread)
+    }
+
+    /// Gives `obj`, which has no ID yet, the next one.
+    fn new_object_id(
+        &self,
+        jni: Jni,
+        table: &mut ObjectTable,
+        obj: jobject,
+        thread: bool,
+    ) -> Result<ObjectId, ErrorCode> {
         let weak = jni.new_weak_global_ref(obj)?;
         table.next += 1;
         let id = table.next;
         self.jvmti.set_tag(obj, id as i64)?;
         // While the VM is suspended, new IDs are held like the others (see `ObjectEntry`).
         let suspend_pin = if table.suspend_pinned { jni.new_global_ref(obj).ok().map(GlobalRef) } else { None };
-        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None, suspend_pin });
+        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None, suspend_pin, thread });
         Ok(ObjectId(id))
     }
 
@@ -229,7 +247,59 @@ impl Agent {
 
     /// The thread ID of a thread object (agent threads included; callers filter).
     pub fn thread_id(&self, jni: Jni, thread: jthread) -> Result<ThreadId, ErrorCode> {
-        self.object_id(jni, thread).map(|id| ThreadId(id.0))
+        self.object_id_of(jni, thread, true).map(|id| ThreadId(id.0))
+    }
+
+    /// The IDs of every live thread but the agent's own, for suspending them all. Agent threads only.
+    ///
+    /// This runs at every suspend-all event, over every thread of the VM: it takes the ID table's
+    /// lock once, not once per thread, and threads that have IDs already cost one JVMTI call each.
+    pub fn live_thread_ids(&self, jni: Jni) -> Result<Vec<ThreadId>, ErrorCode> {
+        let all = self.jvmti.get_all_threads()?;
+        let agent_threads = *lock(&self.agent_threads);
+        // The agent's threads by tag (0: none), to leave them out without a JNI call per thread.
+        let agent_tags: Vec<i64> =
+            agent_threads.iter().flatten().map(|a| self.jvmti.get_tag(a.0).unwrap_or(0)).collect();
+        let mut out = Vec::with_capacity(all.len());
+        let result = (|| {
+            let tags: Vec<i64> = all.iter().map(|&t| self.jvmti.get_tag(t).unwrap_or(0)).collect();
+            let mut table = lock(&self.ids);
+            for (&t, tag) in all.iter().zip(tags) {
+                if tag > 0 && agent_tags.contains(&tag) {
+                    continue;
+                }
+                if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
+                    entry.thread = true;
+                    out.push(ThreadId(tag as u64));
+                } else if !agent_threads.iter().flatten().any(|a| jni.is_same_object(a.0, t)) {
+                    out.push(ThreadId(self.new_object_id(jni, &mut table, t, true)?.0));
+                }
+            }
+            Ok(())
+        })();
+        for &t in all.iter() {
+            jni.delete_local_ref(t);
+        }
+        result.map(|()| out)
+    }
+
+    /// JNI references to threads by ID, for one suspend or resume call over all of them: the ID
+    /// table's weak reference for a thread known to be one (the thread is alive or suspended, so
+    /// the reference resolves; JVMTI takes any kind of JNI reference), a checked local reference
+    /// otherwise (`owned`: the caller deletes it). Agent threads only.
+    pub fn thread_refs(&self, jni: Jni, threads: &[ThreadId]) -> Vec<Result<(jthread, bool), ErrorCode>> {
+        let known: Vec<Option<jobject>> = {
+            let table = lock(&self.ids);
+            threads.iter().map(|t| table.entries.get(&t.0).filter(|e| e.thread).map(|e| e.weak.0)).collect()
+        };
+        threads
+            .iter()
+            .zip(known)
+            .map(|(t, weak)| match weak {
+                Some(weak) => Ok((weak, false)),
+                None => self.thread(jni, *t).map(|local| (local, true)),
+            })
+            .collect()
     }
 
     pub fn class_id(&self, jni: Jni, class: jclass) -> Result<ReferenceTypeId, ErrorCode> {
@@ -274,11 +344,8 @@ impl Agent {
         table.suspend_pinned = true;
         for entry in table.entries.values_mut() {
             if entry.suspend_pin.is_none() {
-                let strong = jni.new_local_ref(entry.weak.0);
-                if !strong.is_null() {
-                    entry.suspend_pin = jni.new_global_ref(strong).ok().map(GlobalRef);
-                    jni.delete_local_ref(strong);
-                }
+                // From the weak reference directly: null (an error) if the object is gone.
+                entry.suspend_pin = jni.new_global_ref(entry.weak.0).ok().map(GlobalRef);
             }
         }
     }
@@ -424,13 +491,16 @@ pub struct ObjectEntry {
     /// Held while the whole VM is suspended, as the JDK's agent does: an object the debugger just
     /// got (a `NewInstance` result, a string it created) must not vanish before it can use it.
     suspend_pin: Option<GlobalRef>,
+    /// The object is a `java.lang.Thread` (known from where its ID came from: an object's class
+    /// never changes), so suspending and resuming it need no check.
+    thread: bool,
 }
 
 /// Object IDs ↔ objects. IDs are JVMTI tags, so an object keeps its ID; they are never reused.
 #[derive(Default)]
 pub struct ObjectTable {
     next: u64,
-    entries: HashMap<u64, ObjectEntry>,
+    entries: IdMap<u64, ObjectEntry>,
     /// Whether every ID is held strongly now (the VM is suspended).
     suspend_pinned: bool,
 }
@@ -455,7 +525,7 @@ impl FieldEntry {
 #[derive(Default)]
 pub struct FieldTable {
     entries: Vec<FieldEntry>,
-    by_key: HashMap<(u64, usize), u64>,
+    by_key: IdMap<(u64, usize), u64>,
 }
 
 /// The untagged-value oracle: field types and array component types, from what the agent knows.
@@ -519,26 +589,22 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
     }
 
     fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode> {
-        let all = self.agent.jvmti.get_all_threads()?;
-        let mut out = Vec::with_capacity(all.len());
-        for &t in all.iter() {
-            if !self.agent.is_agent_thread(self.jni, t) {
-                out.push(self.agent.thread_id(self.jni, t)?);
-            }
-            self.jni.delete_local_ref(t);
-        }
-        Ok(out)
+        self.agent.live_thread_ids(self.jni)
     }
 }
 
 impl JvmtiSuspend<'_> {
     fn batch(&self, threads: &[ThreadId], suspend: bool) -> Vec<Result<(), ErrorCode>> {
         let mut refs = Vec::with_capacity(threads.len());
+        let mut owned = Vec::new();
         let mut results: Vec<Result<(), ErrorCode>> = Vec::with_capacity(threads.len());
-        for t in threads {
-            match self.agent.thread(self.jni, *t) {
-                Ok(r) => {
+        for r in self.agent.thread_refs(self.jni, threads) {
+            match r {
+                Ok((r, is_owned)) => {
                     refs.push(r);
+                    if is_owned {
+                        owned.push(r);
+                    }
                     results.push(Ok(()));
                 }
                 Err(e) => results.push(Err(e)),
@@ -569,7 +635,7 @@ impl JvmtiSuspend<'_> {
                 }
             }
         }
-        for r in refs {
+        for r in owned {
             self.jni.delete_local_ref(r);
         }
         results

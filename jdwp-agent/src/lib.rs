@@ -28,6 +28,7 @@ pub mod dispatch;
 mod event_helper;
 pub mod events;
 pub mod hold;
+mod id_hash;
 mod invoke;
 pub mod jni;
 pub mod jvmti;

@@ -14,10 +14,10 @@
 //! debugger has resumed a thread (see [`Threads::wait_while_suspended`], used by
 //! [`crate::app_resume`]).
 
-use std::collections::{HashMap, HashSet};
 use std::ops::{Deref, DerefMut};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
+use crate::id_hash::{IdMap, IdSet};
 use jdwp_protocol::{ErrorCode, ThreadId};
 
 /// How to really suspend and resume threads (JVMTI in the agent, a fake in tests).
@@ -43,20 +43,20 @@ fn first_error(results: Vec<Result<(), ErrorCode>>) -> Result<(), ErrorCode> {
 /// Suspend counts of every thread the debugger has suspended, and of the VM as a whole.
 #[derive(Debug, Default)]
 pub struct ThreadControl {
-    counts: HashMap<ThreadId, u32>,
+    counts: IdMap<ThreadId, u32>,
     /// How many `VirtualMachine.Suspend`s (and suspend-all events) are outstanding.
     vm_count: u32,
     /// Threads counted as suspended that were already suspended by someone else when we asked
     /// (the application, with `Thread.suspend`): never resumed by us, as the JDK's agent does,
     /// so the application's own resume still decides.
-    foreign: HashSet<ThreadId>,
+    foreign: IdSet<ThreadId>,
     /// Some count went to zero since [`ThreadControl::take_lowered`] last looked: whoever waits in
     /// [`Threads::wait_while_suspended`] must look again.
     lowered: bool,
     /// Event threads suspending themselves for an event the helper has not delivered yet (see
     /// [`ThreadControl::begin_self_suspend`]): their suspension in the VM belongs to the event until
     /// then, so the debugger's suspends and resumes only count for them.
-    self_suspending: HashSet<ThreadId>,
+    self_suspending: IdSet<ThreadId>,
 }
 
 impl ThreadControl {
@@ -77,12 +77,18 @@ impl ThreadControl {
 
     fn suspend_threads(&mut self, ops: &dyn SuspendOps, threads: &[ThreadId]) -> Result<(), ErrorCode> {
         // Only threads going from 0 to 1 need the VM; the others just count. One batched call keeps
-        // suspending many threads cheap.
-        let fresh: Vec<ThreadId> = threads
-            .iter()
-            .copied()
-            .filter(|t| self.suspend_count(*t) == 0 && !self.self_suspending.contains(t))
-            .collect();
+        // suspending many threads cheap. (One pass: this runs over every thread of the VM at each
+        // suspend-all event.)
+        let mut fresh: Vec<ThreadId> = Vec::with_capacity(threads.len());
+        for thread in threads {
+            match self.counts.get_mut(thread) {
+                Some(count) => *count += 1,
+                None if self.self_suspending.contains(thread) => {
+                    self.counts.insert(*thread, 1);
+                }
+                None => fresh.push(*thread),
+            }
+        }
         let results = if fresh.is_empty() { Vec::new() } else { ops.suspend(&fresh) };
         let mut first_error = None;
         for (thread, result) in fresh.iter().zip(results) {
@@ -104,11 +110,6 @@ impl ThreadControl {
                 Err(e) => {
                     first_error.get_or_insert(e);
                 }
-            }
-        }
-        for thread in threads {
-            if !fresh.contains(thread) {
-                *self.counts.entry(*thread).or_insert(0) += 1;
             }
         }
         first_error.map_or(Ok(()), Err)
