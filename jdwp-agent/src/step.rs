@@ -42,6 +42,8 @@
 //! the setup lock, which application threads may not hold).
 
 use std::collections::HashMap;
+
+use crate::id_hash::IdMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -177,6 +179,24 @@ pub struct Needs {
 }
 
 impl Needs {
+    /// The thread-level events to set to go from `before` (`None`: not known) to `self`: each
+    /// event with its new mode and its old one (`None`: not known).
+    pub fn changes(self, before: Option<Needs>) -> impl Iterator<Item = (sys::jvmtiEvent, bool, Option<bool>)> {
+        let modes = |n: Needs| {
+            [
+                (sys::JVMTI_EVENT_SINGLE_STEP, n.single_step),
+                (sys::JVMTI_EVENT_FRAME_POP, n.frame_pop),
+                (sys::JVMTI_EVENT_EXCEPTION_CATCH, n.exception_catch),
+                (sys::JVMTI_EVENT_METHOD_ENTRY, n.method_entry),
+            ]
+        };
+        let was = before.map(modes);
+        modes(self).into_iter().enumerate().filter_map(move |(i, (event, on))| {
+            let old = was.map(|w| w[i].1);
+            (old != Some(on)).then_some((event, on, old))
+        })
+    }
+
     pub fn of(phase: Option<Phase>) -> Needs {
         let (single_step, method_entry) = match phase {
             None => return Needs::default(),
@@ -273,6 +293,11 @@ impl StepState {
 #[derive(Default)]
 struct Steps {
     by_thread: HashMap<ThreadId, StepState>,
+    /// The thread-level events [`resync`] last set for each thread (`None`: not known, set them
+    /// all next time); a thread missing here has none on.
+    applied: IdMap<ThreadId, Option<Needs>>,
+    /// How many [`resync`]s of each thread are setting modes right now.
+    applying: IdMap<ThreadId, u32>,
     /// Bumped by every change, so that [`resync`] knows when to apply again.
     version: u64,
     next_serial: u64,
@@ -359,29 +384,61 @@ pub fn anyone_single_steps() -> bool {
 /// suspending the stepping thread can only be stale while that thread is suspended, which is
 /// harmless, since a suspended thread produces no events.
 fn resync(agent: &Agent, thread: jthread, id: ThreadId) {
+    // Only the events whose mode changes are set: each `SetEventNotificationMode` makes HotSpot
+    // recompute its event state over every thread of the VM, which with hundreds of threads was a
+    // sixth of what a step cost. The record of what was set is written before the calls, so it
+    // can be ahead of the VM: whenever another resync of the thread is under way, or after a
+    // race (see above), everything is set.
+    let mut everything = false;
     loop {
-        let (needs, version) = with_steps(|s| (Needs::of(s.by_thread.get(&id).map(|st| st.phase)), s.version));
+        let (needs, before, version) = with_steps(|s| {
+            let needs = Needs::of(s.by_thread.get(&id).map(|st| st.phase));
+            let under_way = s.applying.entry(id).or_insert(0);
+            let others = *under_way;
+            *under_way += 1;
+            let before = if everything || others > 0 {
+                None
+            } else {
+                s.applied.get(&id).copied().unwrap_or(Some(Needs::default()))
+            };
+            if needs == Needs::default() {
+                s.applied.remove(&id);
+            } else {
+                s.applied.insert(id, Some(needs));
+            }
+            (needs, before, s.version)
+        });
         if needs.single_step {
             // Before the thread's own switch, so that it does not flip HotSpot's VM-wide one.
             step_switch::stepping_starts(agent);
         }
-        for (on, event) in [
-            (needs.single_step, sys::JVMTI_EVENT_SINGLE_STEP),
-            (needs.frame_pop, sys::JVMTI_EVENT_FRAME_POP),
-            (needs.exception_catch, sys::JVMTI_EVENT_EXCEPTION_CATCH),
-            (needs.method_entry, sys::JVMTI_EVENT_METHOD_ENTRY),
-        ] {
+        let mut failed = false;
+        for (event, on, was) in needs.changes(before) {
             if let Err(e) = agent.jvmti.set_event_notification_mode(on, event, thread) {
                 // A thread that ended needs nothing any more.
-                tracing::debug!(%e, event, on, "thread-level event mode for a step");
+                tracing::debug!(%e, event, on, was, "thread-level event mode for a step");
+                failed = true;
             }
         }
-        if with_steps(|s| s.version) == version {
+        let latest = with_steps(|s| {
+            if failed {
+                s.applied.insert(id, None);
+            }
+            match s.applying.get_mut(&id) {
+                Some(n) if *n > 1 => *n -= 1,
+                _ => {
+                    s.applying.remove(&id);
+                }
+            }
+            s.version
+        });
+        if latest == version {
             if !needs.single_step {
                 step_switch::stepping_stopped(agent);
             }
             return;
         }
+        everything = true;
     }
 }
 
@@ -546,6 +603,8 @@ pub fn thread_ended(agent: &Agent, jni: Jni, thread: jthread) {
     }
     let Some(id) = thread_id(agent, thread) else { return };
     let removed = with_steps(|s| {
+        // A thread's event modes end with it.
+        s.applied.remove(&id);
         let removed = s.by_thread.remove(&id);
         if removed.is_some() {
             s.version += 1;
@@ -790,6 +849,28 @@ fn restart(agent: &Agent, thread: jthread, id: ThreadId, step: &Snapshot) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_modes_that_change_are_set_unless_the_old_ones_are_unknown() {
+        let stepping = Needs::of(Some(Phase::Stepping));
+        let awaiting = Needs::of(Some(Phase::AwaitingReturn { watch_entries: true }));
+        let set = |now: Needs, before: Option<Needs>| now.changes(before).map(|(e, on, _)| (e, on)).collect::<Vec<_>>();
+        assert_eq!(
+            set(stepping, Some(Needs::default())),
+            vec![
+                (sys::JVMTI_EVENT_SINGLE_STEP, true),
+                (sys::JVMTI_EVENT_FRAME_POP, true),
+                (sys::JVMTI_EVENT_EXCEPTION_CATCH, true)
+            ]
+        );
+        assert_eq!(set(stepping, Some(stepping)), vec![]);
+        assert_eq!(
+            set(awaiting, Some(stepping)),
+            vec![(sys::JVMTI_EVENT_SINGLE_STEP, false), (sys::JVMTI_EVENT_METHOD_ENTRY, true)]
+        );
+        assert_eq!(set(Needs::default(), None).len(), 4, "unknown: every mode is set");
+        assert!(set(Needs::default(), None).iter().all(|&(_, on)| !on));
+    }
 
     /// `stepTarget`-like method 1: lines 10 (0..4), 11 (4..9, a call at 5), 12 (9..); a second
     /// range of line 10 at 20 (a loop back to the first line).
