@@ -675,6 +675,7 @@ pub unsafe extern "system" fn on_breakpoint(
             add_located(agent, jni, &mut batch, EventKind::Breakpoint, &subject);
             drop(subject);
             send(agent, jni, thread, batch);
+            step::settle(agent, thread);
         });
         // After the debugger has heard of any events here (a user's breakpoint at the same place
         // included), so that a wait for it never keeps them from it.
@@ -699,6 +700,7 @@ pub unsafe extern "system" fn on_single_step(
                 complete_step(agent, jni, thread, &request, method, location, &mut batch);
             }
             finish(agent, jni, thread, method as usize, location, batch);
+            step::settle(agent, thread);
         });
     });
 }

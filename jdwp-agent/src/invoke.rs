@@ -242,7 +242,7 @@ pub fn before_event(jni: Jni, thread: jthread, policy: SuspendPolicy) {
 
 /// Called by an event thread after its event was delivered, before it returns to the VM: runs
 /// the invokes queued for it, for as long as the debugger keeps it at the event.
-pub fn after_event(_agent: &Agent, jni: Jni, _thread: jthread) {
+pub fn after_event(agent: &Agent, jni: Jni, thread: jthread) {
     let Some(slot) = MINE.try_with(|m| m.borrow().as_ref().map(|(_, s)| s.clone())).ok().flatten() else { return };
     // An exception pending at the event is set aside while Java runs, and put back after.
     let mut set_aside: Option<GlobalRef> = None;
@@ -256,6 +256,8 @@ pub fn after_event(_agent: &Agent, jni: Jni, _thread: jthread) {
             set_aside = jni.new_global_ref(pending).ok().map(GlobalRef);
             jni.delete_local_ref(pending);
         }
+        // Not with the modes of a step that ended at the event (it would run interpreted).
+        crate::step::settle(agent, thread);
         let outcome = run(jni, &invoke);
         let ticket = slot.ticket();
         hand_over(jni, slot.clone(), invoke, outcome);

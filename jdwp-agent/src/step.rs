@@ -577,7 +577,16 @@ pub fn begin(agent: &Agent, jni: Jni, thread: jthread, request: Arc<Request>) ->
 /// The step of `request` is over (cleared, expired, or the debugger left): its thread stops
 /// stepping. Safe from any thread.
 pub fn end(agent: &Agent, jni: Jni, request: &Request) {
-    let Some(&Modifier::Step { thread: id, .. }) = request.step() else { return };
+    if let Some((id, thread)) = take(agent, request) {
+        resync(agent, thread.0, id);
+        jni.delete_global_ref(thread.0);
+    }
+}
+
+/// Removes the step of `request`, if its thread still has it: the thread's ID and the step's
+/// reference to it, for the caller to resync and delete.
+fn take(agent: &Agent, request: &Request) -> Option<(ThreadId, GlobalRef)> {
+    let Some(&Modifier::Step { thread: id, .. }) = request.step() else { return None };
     let removed = with_steps(|s| {
         let ours = s.by_thread.get(&id).is_some_and(|st| st.request.id == request.id);
         let removed = if ours { s.by_thread.remove(&id) } else { None };
@@ -586,14 +595,12 @@ pub fn end(agent: &Agent, jni: Jni, request: &Request) {
         }
         removed
     });
-    if let Some(state) = removed {
-        ACTIVE.fetch_sub(1, Ordering::AcqRel);
-        if let Some(point) = state.returning {
-            unwatch_return(agent, point);
-        }
-        resync(agent, state.thread.0, id);
-        jni.delete_global_ref(state.thread.0);
+    let state = removed?;
+    ACTIVE.fetch_sub(1, Ordering::AcqRel);
+    if let Some(point) = state.returning {
+        unwatch_return(agent, point);
     }
+    Some((id, state.thread))
 }
 
 /// A thread ends: forget its step (its request stays until the debugger clears it).
@@ -814,12 +821,34 @@ pub fn on_exception_catch(agent: &Agent, thread: jthread) {
 /// request is gone, the next step starts here.
 pub fn completed(agent: &Agent, jni: Jni, thread: jthread, request: &Request) {
     if request.is_expired() {
-        end(agent, jni, request);
+        // The thread normally stops for this step's event, and the debugger then often starts
+        // its next step (a count-1 request each, as JDI debuggers step): the thread-level modes
+        // are left as they are until the thread runs on ([`settle`]), so that a next step needing
+        // the same ones costs no mode change at all.
+        if let Some((id, reference)) = take(agent, request) {
+            jni.delete_global_ref(reference.0);
+            UNSETTLED.set(Some(id));
+        }
         return;
     }
     let Some(id) = thread_id(agent, thread) else { return };
     if let Some(step) = snapshot(id).filter(|s| s.request.id == request.id) {
         restart(agent, thread, id, &step);
+    }
+}
+
+thread_local! {
+    /// A step of the current thread ended in this callback and left its thread-level modes as
+    /// they were (see [`completed`]).
+    static UNSETTLED: std::cell::Cell<Option<ThreadId>> = const { std::cell::Cell::new(None) };
+}
+
+/// Called by the current thread (`thread`) before it runs Java code again (at the end of a
+/// callback that may have completed a step, and before it runs an invoke): sets the thread-level
+/// modes that a step ended here left as they were (see [`completed`]).
+pub fn settle(agent: &Agent, thread: jthread) {
+    if let Some(id) = UNSETTLED.take() {
+        resync(agent, thread, id);
     }
 }
 
