@@ -9,7 +9,9 @@
 //! agent and a fresh client process:
 //!
 //! - `tests/fixtures/Bench.java` driven by `bench/java/JdiBench.java` (the client benchmark's JDI
-//!   side, unchanged): breakpoint hits, single steps, round trips, deep frames;
+//!   side, unchanged): breakpoint hits, single steps, round trips, deep frames; then again with
+//!   `--idle-threads` more threads asleep (a server-sized VM), for its breakpoint hits and single
+//!   steps, each of which stops every thread;
 //! - `tests/fixtures/AgentBench.java` driven by `bench/java/JdiAgentBench.java phases`: filtered
 //!   method entries (suspend all, then none), step throughput, step over a CPU-bound call, many
 //!   threads at one breakpoint (suspend all, then event thread);
@@ -53,6 +55,11 @@ struct AgentConfig {
     over_reps: u32,
     threads: u32,
     thread_hits: u32,
+    /// Sleeping threads for the Bench.java phases' server-sized variant.
+    idle_threads: u32,
+    /// Its breakpoint hits and single steps.
+    idle_hits: u32,
+    idle_steps: u32,
     work_size: u32,
     work_reps: u32,
     /// Workload processes per configuration and run for the idle overhead (its per-process spread
@@ -93,7 +100,7 @@ struct Options {
 
 const USAGE: &str = "usage: bench agent [--runs N] [--agent-lib PATH] [--only jdk|ours] [--no-jdi-rs] \
      [--hits N] [--steps N] [--round-trips N] [--concurrency N] [--depth N] [--reps N] [--entry-calls N] \
-     [--filler N] [--step-events N] [--spin N] [--over-reps N] [--threads N] [--thread-hits N] [--work-size N] \
+     [--filler N] [--step-events N] [--spin N] [--over-reps N] [--threads N] [--thread-hits N] [--idle-threads N] [--idle-hits N] [--idle-steps N] [--work-size N] \
      [--work-reps N] [--work-procs N] [--entry-size N] [--entry-reps N] [--entry-budget-ms N] [--target-calls N]";
 
 fn parse(argv: &[String]) -> Result<Options, String> {
@@ -106,6 +113,9 @@ fn parse(argv: &[String]) -> Result<Options, String> {
         over_reps: 3,
         threads: 100,
         thread_hits: 50,
+        idle_threads: 500,
+        idle_hits: 2000,
+        idle_steps: 2000,
         work_size: 5_000_000,
         work_reps: 16,
         work_procs: 3,
@@ -137,6 +147,9 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             "--over-reps" => c.over_reps = number()?,
             "--threads" => c.threads = number()?,
             "--thread-hits" => c.thread_hits = number()?,
+            "--idle-threads" => c.idle_threads = number()?,
+            "--idle-hits" => c.idle_hits = number()?,
+            "--idle-steps" => c.idle_steps = number()?,
             "--work-size" => c.work_size = number()?,
             "--work-reps" => c.work_reps = number()?,
             "--work-procs" => c.work_procs = number()?,
@@ -157,7 +170,15 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             other => return Err(format!("unknown option {other} (try --help)")),
         }
     }
-    let at_least_2 = [c.client.hits, c.client.steps, c.entry_calls, c.step_events, c.threads * c.thread_hits];
+    let at_least_2 = [
+        c.client.hits,
+        c.client.steps,
+        c.entry_calls,
+        c.step_events,
+        c.threads * c.thread_hits,
+        c.idle_hits,
+        c.idle_steps,
+    ];
     if at_least_2.iter().any(|&n| n < 2) || c.work_reps < 2 || c.entry_reps < 2 {
         return Err("every count of events and reps must be at least 2".into());
     }
@@ -269,6 +290,10 @@ impl Bench<'_> {
             for &agent in &order {
                 let r = per_agent.entry(agent).or_default();
                 r.extend(self.client_phases(agent)?);
+                let idle = self.idle_threads_phases(agent)?;
+                r.extend(
+                    ["bp_per_s", "steps_per_s"].iter().filter_map(|k| Some((format!("idle_{k}"), *idle.get(*k)?))),
+                );
                 r.extend(self.agent_phases(agent)?);
                 if self.opts.jdi_rs {
                     let rs = self.jdi_rs_phases(agent)?;
@@ -357,6 +382,26 @@ impl Bench<'_> {
         let result = run_side(&format!("JdiBench/{}", which.name()), self.client("JdiBench", args)?);
         let result = result.map_err(|e| format!("{e}\n{}", jvm.output_text()))?;
         self.finish(jvm, which, "Bench", "Bench")?;
+        Ok(result)
+    }
+
+    /// Bench.java again with its idle threads (a server-sized VM), driven by JDI: breakpoint hits and
+    /// single steps, each of which stops every thread (the other phases run short).
+    fn idle_threads_phases(&mut self, which: Which) -> Result<RunResult, String> {
+        let c = Config {
+            hits: self.opts.config.idle_hits,
+            steps: self.opts.config.idle_steps,
+            round_trips: 100,
+            concurrency: 1,
+            depth: 10,
+            reps: 2,
+        };
+        let jvm = self.spawn(which, "Bench", &[c.hits, c.depth, c.reps, self.opts.config.idle_threads])?;
+        let mut args = vec![jvm.address().to_string()];
+        args.extend(side_args(&c, self.lines));
+        let result = run_side(&format!("JdiBench idle threads/{}", which.name()), self.client("JdiBench", args)?);
+        let result = result.map_err(|e| format!("{e}\n{}", jvm.output_text()))?;
+        self.finish(jvm, which, "Bench", "Bench idle threads")?;
         Ok(result)
     }
 
@@ -520,6 +565,22 @@ fn print_table(opts: &Options, results: &Results) {
         (
             format!("breakpoint hits/s, {} threads at one breakpoint, suspend event thread", c.threads),
             "mt_thread_per_s",
+            Goal::RateAtLeast(1.5),
+        ),
+        (
+            format!(
+                "breakpoint hits/s with {} more threads asleep (a server-sized VM; {} hits, suspend all)",
+                c.idle_threads, c.idle_hits
+            ),
+            "idle_bp_per_s",
+            Goal::RateAtLeast(1.5),
+        ),
+        (
+            format!(
+                "single steps/s with {} more threads asleep ({} one-shot line steps over)",
+                c.idle_threads, c.idle_steps
+            ),
+            "idle_steps_per_s",
             Goal::RateAtLeast(1.5),
         ),
     ];

@@ -444,3 +444,43 @@ async fn a_breakpoint_at_thread_resume_coexists_with_the_agents_own() {
     let next = s.events.next_within(TIMEOUT).await.unwrap();
     assert!(next.is_vm_death(), "{next:?}");
 }
+
+/// A suspend-all event in a VM of hundreds of threads stops every one of them once, and the
+/// resume lets every one go (the agent suspends and resumes them in one batch each, by IDs it
+/// looks up together; a thread left suspended or counted twice would show at the next hit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suspend_all_event_in_a_crowded_vm_stops_every_thread_once_and_the_resume_frees_them() {
+    const SLEEPERS: usize = 300;
+    // Bench: hot() 3 times, then a loop, then idle() until `released`, then deep(1) once.
+    let mut s = common::start("Bench", &["3", "1", "1", &SLEEPERS.to_string()]).await;
+    let hot = test_rig::fixture_line("Bench.java", "@hot").unwrap();
+    for hit in 1..=3 {
+        let (_, thread) = if hit == 1 {
+            s.run_to_line("Bench", hot).await
+        } else {
+            s.vm.resume().await.unwrap();
+            let set = s.events.wait_for(TIMEOUT, |e| matches!(e, jdi::Event::Breakpoint { .. })).await.unwrap();
+            let thread = set.thread().expect("breakpoint thread");
+            (set, thread)
+        };
+        assert_eq!(thread.name().await.unwrap(), "main");
+        let threads = s.vm.all_threads().await.unwrap();
+        let mut sleepers = 0;
+        for t in &threads {
+            let name = t.name().await.unwrap();
+            assert_eq!(t.suspend_count().await.unwrap(), 1, "hit {hit}: thread {name} suspended once");
+            sleepers += usize::from(name.starts_with("idle-"));
+        }
+        assert_eq!(sleepers, SLEEPERS, "hit {hit}: every sleeper is listed");
+    }
+    let bench = s.vm.classes_by_name("Bench").await.unwrap().remove(0);
+    let released = bench.field_by_name("released").await.unwrap().expect("Bench.released");
+    bench.as_class().expect("a class").set_value(&released, Value::Boolean(true)).await.unwrap();
+    let output = {
+        s.vm.clear_all_breakpoints().await.unwrap();
+        s.vm.resume().await.unwrap();
+        s.vm.dispose().await.unwrap();
+        s.exits_normally().await
+    };
+    assert!(output.contains("Bench done"), "{output}");
+}
