@@ -222,6 +222,8 @@ pub enum Job {
     Task { task: Task, done: Option<mpsc::SyncSender<()>> },
     /// A task to run once `at` has come.
     Timed { at: Instant, task: Task },
+    /// Composites held back may go now (see [`wake`]).
+    Wake,
 }
 
 /// What a callback gets back when the helper is gone: the event thread's reference and the events,
@@ -393,7 +395,27 @@ static AFTER_SUSPEND_ALL: AtomicBool = AtomicBool::new(false);
 /// A thread the debugger had suspended runs again (or the debugger left, or the VM is dying):
 /// composites held back after a suspend-all event may go out.
 pub fn unblock() {
-    AFTER_SUSPEND_ALL.store(false, Ordering::SeqCst);
+    if AFTER_SUSPEND_ALL.swap(false, Ordering::SeqCst) {
+        wake();
+    }
+}
+
+/// Set by the helper while it holds composites back (cleared once none is left), so that lifting
+/// a hold wakes it only when it has something to send: a resume after each event would otherwise
+/// cost a wake-up of the helper for nothing.
+static HOLDING: AtomicBool = AtomicBool::new(false);
+
+/// Tells the helper that composites it holds back may go (their hold was lifted): it looks at
+/// once, rather than when its next job comes, which may be never. The caller has lifted the hold
+/// first: a helper that has not yet said it holds something looks at the hold again after saying
+/// so (see [`run`]).
+pub fn wake() {
+    if !HOLDING.load(Ordering::SeqCst) {
+        return;
+    }
+    if let Some(helper) = crate::agent::agent().and_then(|a| a.helper.get()) {
+        let _ = helper.send(Job::Wake);
+    }
 }
 
 /// Whether composites wait: events are held, or a suspend-all composite went out and nothing has
@@ -409,22 +431,23 @@ fn composites_wait() -> bool {
 /// While the debugger holds events (`VirtualMachine.HoldEvents`, see [`crate::hold`]), and after a
 /// suspend-all composite until a thread runs again, composites wait here, in order, and nothing is
 /// sent; the other work (cleanups, tasks event threads wait for) goes on, so that holding events
-/// never stalls a thread that reports nothing.
+/// never stalls a thread that reports nothing. Whatever lifts the hold sends a [`Job::Wake`].
 pub fn run(agent: &Agent, jni: Jni, jobs: mpsc::Receiver<Job>) {
     crate::step_switch::keeper_is_current_thread(agent, jni);
     let mut held: VecDeque<Job> = VecDeque::new();
     let mut timed: Vec<(Instant, Task)> = Vec::new();
     loop {
-        // Nothing tells this thread about a release of held events: look again now and then.
-        let poll = (!held.is_empty()).then(|| Instant::now() + HOLD_POLL);
-        let wake = timed.iter().map(|(at, _)| *at).chain(poll).min();
-        let job = match wake {
+        let due = timed.iter().map(|(at, _)| *at).min();
+        let job = match due {
             None => jobs.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
             Some(at) => jobs.recv_timeout(at.saturating_duration_since(Instant::now())),
         };
         match job {
             Ok(job @ (Job::Deliver { .. } | Job::Unloads)) if !held.is_empty() || composites_wait() => {
-                held.push_back(job)
+                held.push_back(job);
+                // Before the look at the hold below, so that a release either sees this or
+                // came before that look.
+                HOLDING.store(true, Ordering::SeqCst);
             }
             Ok(Job::Timed { at, task }) => timed.push((at, task)),
             Ok(job) => run_job(agent, jni, job),
@@ -441,11 +464,11 @@ pub fn run(agent: &Agent, jni: Jni, jobs: mpsc::Receiver<Job>) {
                 run_job(agent, jni, job);
             }
         }
+        if held.is_empty() {
+            HOLDING.store(false, Ordering::SeqCst);
+        }
     }
 }
-
-/// How often held events are looked at again (nothing signals a release or a resume here).
-const HOLD_POLL: std::time::Duration = std::time::Duration::from_millis(10);
 
 fn run_job(agent: &Agent, jni: Jni, job: Job) {
     let frame = jni.push_local_frame(64);
@@ -474,6 +497,8 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
         }
         // Kept by `run` until due.
         Job::Timed { task, .. } => task(agent, jni),
+        // `run` looks at the held composites after every job.
+        Job::Wake => {}
         Job::Task { task, done } => {
             task(agent, jni);
             if let Some(done) = done {

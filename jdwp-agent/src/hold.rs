@@ -1,19 +1,18 @@
 //! `VirtualMachine.HoldEvents` / `ReleaseEvents`: while held, events are queued, not sent.
 //!
-//! The session thread flips the flag; the event helper calls [`wait_while_held`] before sending a
-//! composite, so held events wait in its queue in order and none is lost. Suspension policies
-//! still apply when an event is finally handled, as with the JDK's agent, where the helper thread
-//! stops taking work from its queue while events are held.
+//! The session thread flips the flag; the event helper keeps composites back while it is set (see
+//! `event_helper::run`), so held events wait in its queue in order and none is lost, and a release
+//! wakes it. Suspension policies still apply when an event is finally handled, as with the JDK's
+//! agent, where the helper thread stops taking work from its queue while events are held.
 //!
 //! A debugger that leaves while holding events must not leave them held for the next one (nor
 //! keep the VM from exiting): detaching and VM death call [`release`].
 
-use std::sync::{Condvar, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-/// The hold flag and the condition the event helper waits on.
+/// The hold flag.
 pub struct Hold {
-    held: Mutex<bool>,
-    released: Condvar,
+    held: AtomicBool,
 }
 
 /// The agent's one hold state.
@@ -21,31 +20,21 @@ pub static HOLD_EVENTS: Hold = Hold::new();
 
 impl Hold {
     pub const fn new() -> Hold {
-        Hold { held: Mutex::new(false), released: Condvar::new() }
+        Hold { held: AtomicBool::new(false) }
     }
 
-    /// Events are queued from now on.
+    /// Events are queued from now on (holding twice is one hold, as with the JDK's agent).
     pub fn hold(&self) {
-        *crate::agent::lock(&self.held) = true;
+        self.held.store(true, Ordering::SeqCst);
     }
 
     /// Queued events flow again.
     pub fn release(&self) {
-        *crate::agent::lock(&self.held) = false;
-        self.released.notify_all();
+        self.held.store(false, Ordering::SeqCst);
     }
 
     pub fn is_held(&self) -> bool {
-        *crate::agent::lock(&self.held)
-    }
-
-    /// Blocks while events are held. Only for the event helper (an agent thread): an application
-    /// thread waiting here could be suspended by the debugger with nothing left to release it.
-    pub fn wait_while_held(&self) {
-        let mut held = crate::agent::lock(&self.held);
-        while *held {
-            held = self.released.wait(held).unwrap_or_else(|e| e.into_inner());
-        }
+        self.held.load(Ordering::SeqCst)
     }
 }
 
@@ -60,9 +49,11 @@ pub fn hold() {
     HOLD_EVENTS.hold();
 }
 
-/// `ReleaseEvents`; also called when the debugger detaches and when the VM dies.
+/// `ReleaseEvents`; also called when the debugger detaches and when the VM dies. Wakes the event
+/// helper, which holds the queued composites.
 pub fn release() {
     HOLD_EVENTS.release();
+    crate::event_helper::wake();
 }
 
 /// Whether events are held now.
@@ -70,37 +61,18 @@ pub fn is_held() -> bool {
     HOLD_EVENTS.is_held()
 }
 
-/// Blocks the event helper while events are held.
-pub fn wait_while_held() {
-    HOLD_EVENTS.wait_while_held();
-}
-
 #[cfg(test)]
 mod tests {
     use super::Hold;
-    use std::sync::Arc;
-    use std::sync::atomic::{AtomicBool, Ordering};
 
     #[test]
-    fn waiting_ends_only_on_release() {
-        let hold = Arc::new(Hold::new());
-        hold.wait_while_held(); // not held: returns at once
+    fn one_release_lifts_any_number_of_holds() {
+        let hold = Hold::new();
+        assert!(!hold.is_held());
+        hold.hold();
         hold.hold();
         assert!(hold.is_held());
-        let passed = Arc::new(AtomicBool::new(false));
-        let waiter = {
-            let (hold, passed) = (hold.clone(), passed.clone());
-            std::thread::spawn(move || {
-                hold.wait_while_held();
-                passed.store(true, Ordering::SeqCst);
-            })
-        };
-        // Holding twice is still one hold; the waiter stays put until the release.
-        hold.hold();
-        assert!(!passed.load(Ordering::SeqCst));
         hold.release();
-        waiter.join().unwrap();
-        assert!(passed.load(Ordering::SeqCst));
         assert!(!hold.is_held());
     }
 }
