@@ -42,8 +42,6 @@
 //! the setup lock, which application threads may not hold).
 
 use std::collections::HashMap;
-
-use crate::id_hash::IdMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -54,6 +52,7 @@ use jni_sys::jmethodID;
 use crate::agent::{Agent, GlobalRef, lock};
 use crate::events::breakpoints;
 use crate::events::filter::Request;
+use crate::id_hash::IdMap;
 use crate::jni::Jni;
 use crate::jvmti::sys::{self, jthread};
 use crate::step_switch;

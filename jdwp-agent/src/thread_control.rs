@@ -17,8 +17,9 @@
 use std::ops::{Deref, DerefMut};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
-use crate::id_hash::{IdMap, IdSet};
 use jdwp_protocol::{ErrorCode, ThreadId};
+
+use crate::id_hash::{IdMap, IdSet};
 
 /// How to really suspend and resume threads (JVMTI in the agent, a fake in tests).
 pub trait SuspendOps {
