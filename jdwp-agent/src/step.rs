@@ -594,12 +594,17 @@ fn take(agent: &Agent, request: &Request) -> Option<(ThreadId, GlobalRef)> {
         }
         removed
     });
-    let state = removed?;
+    Some((id, retire(agent, removed?)))
+}
+
+/// Undoes what a step removed from the table still holds (the active count, its return
+/// breakpoint); gives back its reference to the thread, for the caller to delete.
+fn retire(agent: &Agent, state: StepState) -> GlobalRef {
     ACTIVE.fetch_sub(1, Ordering::AcqRel);
     if let Some(point) = state.returning {
         unwatch_return(agent, point);
     }
-    Some((id, state.thread))
+    state.thread
 }
 
 /// A thread ends: forget its step (its request stays until the debugger clears it).
@@ -618,11 +623,7 @@ pub fn thread_ended(agent: &Agent, jni: Jni, thread: jthread) {
         removed
     });
     if let Some(state) = removed {
-        ACTIVE.fetch_sub(1, Ordering::AcqRel);
-        if let Some(point) = state.returning {
-            unwatch_return(agent, point);
-        }
-        jni.delete_global_ref(state.thread.0);
+        jni.delete_global_ref(retire(agent, state).0);
         step_switch::stepping_stopped(agent);
     }
 }
