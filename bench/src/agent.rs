@@ -375,14 +375,8 @@ impl Bench<'_> {
 
     /// Bench.java driven by the client benchmark's JDI side.
     fn client_phases(&mut self, which: Which) -> Result<RunResult, String> {
-        let c = &self.opts.config.client;
-        let jvm = self.spawn(which, "Bench", &[c.hits, c.depth, c.reps])?;
-        let mut args = vec![jvm.address().to_string()];
-        args.extend(side_args(c, self.lines));
-        let result = run_side(&format!("JdiBench/{}", which.name()), self.client("JdiBench", args)?);
-        let result = result.map_err(|e| format!("{e}\n{}", jvm.output_text()))?;
-        self.finish(jvm, which, "Bench", "Bench")?;
-        Ok(result)
+        let c = self.opts.config.client.clone();
+        self.jdi_bench(which, &c, None, "Bench")
     }
 
     /// Bench.java again with its idle threads (a server-sized VM), driven by JDI: breakpoint hits and
@@ -396,12 +390,25 @@ impl Bench<'_> {
             depth: 10,
             reps: 2,
         };
-        let jvm = self.spawn(which, "Bench", &[c.hits, c.depth, c.reps, self.opts.config.idle_threads])?;
+        self.jdi_bench(which, &c, Some(self.opts.config.idle_threads), "Bench idle threads")
+    }
+
+    /// Bench.java (with `idle_threads` sleeping threads, if any) driven by `JdiBench` with `c`; its
+    /// end is kept under `key`.
+    fn jdi_bench(
+        &mut self,
+        which: Which,
+        c: &Config,
+        idle_threads: Option<u32>,
+        key: &str,
+    ) -> Result<RunResult, String> {
+        let program: Vec<u32> = [c.hits, c.depth, c.reps].into_iter().chain(idle_threads).collect();
+        let jvm = self.spawn(which, "Bench", &program)?;
         let mut args = vec![jvm.address().to_string()];
-        args.extend(side_args(&c, self.lines));
-        let result = run_side(&format!("JdiBench idle threads/{}", which.name()), self.client("JdiBench", args)?);
+        args.extend(side_args(c, self.lines));
+        let result = run_side(&format!("JdiBench on {key}/{}", which.name()), self.client("JdiBench", args)?);
         let result = result.map_err(|e| format!("{e}\n{}", jvm.output_text()))?;
-        self.finish(jvm, which, "Bench", "Bench idle threads")?;
+        self.finish(jvm, which, "Bench", key)?;
         Ok(result)
     }
 
