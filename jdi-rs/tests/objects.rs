@@ -419,6 +419,55 @@ async fn objects_with_ids_are_held_while_the_vm_is_suspended() {
     s.finish().await;
 }
 
+/// The same for classes the debugger has IDs for, listed as a debugger lists them: while the whole
+/// VM is suspended, one that could be unloaded stays (a class of a throwaway loader, and a hidden
+/// class of the application loader: hidden classes can be unloaded whatever their loader), and
+/// once the VM runs again, a collection unloads them. Ours holds no other class while suspended
+/// (the others can never be unloaded); this checks that it still holds these two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unloadable_classes_with_ids_are_held_while_the_vm_is_suspended() {
+    let mut s = common::start("Values", &["heldclasses"]).await;
+    s.run_to_marker("Values", "@held-classes").await;
+    let all = s.vm.all_classes().await.unwrap();
+    let class_object = |wanted: &dyn Fn(&str) -> bool| {
+        let found = all.iter().filter(|t| wanted(t.signature())).collect::<Vec<_>>();
+        assert_eq!(found.len(), 1, "{:?}", found.iter().map(|t| t.signature()).collect::<Vec<_>>());
+        found[0].clone()
+    };
+    let loaded = class_object(&|sig| sig == "LValuesUnloadable;");
+    // JVMTI names a hidden class with a '.' before its suffix; the class of that name itself is
+    // never loaded (the fixture only reads its bytes).
+    let hidden = class_object(&|sig| sig.starts_with("LValuesHidden.") && sig.ends_with(';'));
+    let values = class_object(&|sig| sig == "LValues;");
+    let string = class_object(&|sig| sig == "Ljava/lang/String;");
+    let [loaded, hidden, values, string] = [&loaded, &hidden, &values, &string].map(|t| {
+        let t = t.clone();
+        async move { t.class_object().await.unwrap() }
+    });
+    let (loaded, hidden, values, string) = (loaded.await, hidden.await, values.await, string.await);
+
+    // Both locals are null now, and a suspend-all breakpoint stops the VM again.
+    let (_, thread) = s.run_to_marker("Values", "@held-classes-dropped").await;
+    let boxed = local_object(&thread, "box").await;
+    let gc = method(&boxed, "collectGarbage").await;
+    // Single-threaded: the rest of the VM stays suspended, and so does the hold.
+    boxed.invoke_method(&thread, &gc, vec![], INVOKE_SINGLE_THREADED).await.unwrap();
+    for (name, class) in [("ValuesUnloadable", &loaded), ("the hidden class", &hidden)] {
+        assert!(!class.0.is_collected().await.unwrap(), "{name} was unloaded while the VM was suspended");
+    }
+    assert_eq!(loaded.reflected_type().await.unwrap().signature(), "LValuesUnloadable;");
+    // An invoke that lets every thread run ends the hold: the next collection unloads both.
+    invoke(&boxed, &thread, "collectGarbage", vec![]).await;
+    for (name, class) in [("ValuesUnloadable", &loaded), ("the hidden class", &hidden)] {
+        assert!(class.0.is_collected().await.unwrap(), "System.gc() unloads {name}, which nothing references");
+    }
+    for class in [&values, &string] {
+        assert!(!class.0.is_collected().await.unwrap());
+    }
+    assert_eq!(string.reflected_type().await.unwrap().signature(), "Ljava/lang/String;");
+    s.finish().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn disabled_collection_keeps_an_object_alive_across_gc() {
     let mut s = common::start("Values", &["invoke"]).await;

@@ -162,21 +162,21 @@ impl Agent {
 
     /// The ID of an object (0 for null), assigning one if it has none. Agent threads only.
     pub fn object_id(&self, jni: Jni, obj: jobject) -> Result<ObjectId, ErrorCode> {
-        self.object_id_of(jni, obj, false)
+        self.object_id_of(jni, obj, Known::Object)
     }
 
-    /// [`Agent::object_id`]; `thread`: the object is known to be a thread (see `ObjectEntry`).
-    fn object_id_of(&self, jni: Jni, obj: jobject, thread: bool) -> Result<ObjectId, ErrorCode> {
+    /// [`Agent::object_id`], for an object whose kind the caller knows (see `ObjectEntry`).
+    fn object_id_of(&self, jni: Jni, obj: jobject, kind: Known) -> Result<ObjectId, ErrorCode> {
         if obj.is_null() {
             return Ok(ObjectId::NULL);
         }
         let mut table = lock(&self.ids);
         let tag = self.jvmti.get_tag(obj)?;
         if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
-            entry.thread |= thread;
+            entry.thread |= kind == Known::Thread;
             return Ok(ObjectId(tag as u64));
         }
-        self.new_object_id(jni, &mut table, obj, thread)
+        self.new_object_id(jni, &mut table, obj, kind)
     }
 
     /// Gives `obj`, which has no ID yet, the next one.
@@ -185,16 +185,64 @@ impl Agent {
         jni: Jni,
         table: &mut ObjectTable,
         obj: jobject,
-        thread: bool,
+        kind: Known,
     ) -> Result<ObjectId, ErrorCode> {
+        let lasting = kind == Known::Class && self.class_lasts_with_vm(jni, table, obj);
         let weak = jni.new_weak_global_ref(obj)?;
         table.next += 1;
         let id = table.next;
         self.jvmti.set_tag(obj, id as i64)?;
         // While the VM is suspended, new IDs are held like the others (see `ObjectEntry`).
-        let suspend_pin = if table.suspend_pinned { jni.new_global_ref(obj).ok().map(GlobalRef) } else { None };
-        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None, suspend_pin, thread });
+        let suspend_pin =
+            if table.suspend_pinned && !lasting { jni.new_global_ref(obj).ok().map(GlobalRef) } else { None };
+        let entry =
+            ObjectEntry { weak: GlobalRef(weak), pinned: None, suspend_pin, thread: kind == Known::Thread, lasting };
+        table.entries.insert(id, entry);
         Ok(ObjectId(id))
+    }
+
+    /// Whether a class can never be unloaded, so that holding it while the VM is suspended would
+    /// change nothing: see [`class_lasts_with_vm`]. Agent threads only (under the ID table's lock).
+    fn class_lasts_with_vm(&self, jni: Jni, table: &mut ObjectTable, class: jclass) -> bool {
+        let Ok(loader) = self.jvmti.get_class_loader(class) else { return false };
+        let loader_kind = if loader.is_null() {
+            LoaderKind::Boot
+        } else {
+            let kind = self.loader_kind(jni, table, loader);
+            jni.delete_local_ref(loader);
+            kind
+        };
+        if loader_kind == LoaderKind::Other {
+            return false;
+        }
+        match self.jvmti.get_class_signature(class) {
+            Ok((signature, _)) => class_lasts_with_vm(loader_kind, &signature),
+            Err(_) => false,
+        }
+    }
+
+    /// Whether `loader` is one of the JDK's two built-in loaders above the boot loader. Each is a
+    /// single instance of its own JDK-internal class; once seen, it is remembered, so later classes
+    /// cost one `IsSameObject` each.
+    fn loader_kind(&self, jni: Jni, table: &mut ObjectTable, loader: jobject) -> LoaderKind {
+        if table.builtin_loaders.iter().any(|l| jni.is_same_object(l.0, loader)) {
+            return LoaderKind::BuiltIn;
+        }
+        let Ok(loader_class) = jni.get_object_class(loader) else { return LoaderKind::Other };
+        let signature = self.jvmti.get_class_signature(loader_class).map(|(s, _)| s);
+        jni.delete_local_ref(loader_class);
+        let builtin = matches!(
+            signature.as_deref(),
+            Ok("Ljdk/internal/loader/ClassLoaders$AppClassLoader;"
+                | "Ljdk/internal/loader/ClassLoaders$PlatformClassLoader;")
+        );
+        if !builtin {
+            return LoaderKind::Other;
+        }
+        if let Ok(global) = jni.new_global_ref(loader) {
+            table.builtin_loaders.push(GlobalRef(global));
+        }
+        LoaderKind::BuiltIn
     }
 
     /// A local reference to the object with this ID (null for ID 0); `INVALID_OBJECT` if it was
@@ -247,7 +295,7 @@ impl Agent {
 
     /// The thread ID of a thread object (agent threads included; callers filter).
     pub fn thread_id(&self, jni: Jni, thread: jthread) -> Result<ThreadId, ErrorCode> {
-        self.object_id_of(jni, thread, true).map(|id| ThreadId(id.0))
+        self.object_id_of(jni, thread, Known::Thread).map(|id| ThreadId(id.0))
     }
 
     /// The IDs of every live thread but the agent's own, for suspending them all. Agent threads only.
@@ -271,7 +319,7 @@ impl Agent {
                     entry.thread = true;
                     out.push(ThreadId(tag as u64));
                 } else if !self.is_agent_thread(jni, t) {
-                    out.push(ThreadId(self.new_object_id(jni, &mut table, t, true)?.0));
+                    out.push(ThreadId(self.new_object_id(jni, &mut table, t, Known::Thread)?.0));
                 }
             }
             Ok(())
@@ -302,7 +350,7 @@ impl Agent {
     }
 
     pub fn class_id(&self, jni: Jni, class: jclass) -> Result<ReferenceTypeId, ErrorCode> {
-        self.object_id(jni, class).map(|id| ReferenceTypeId(id.0))
+        self.object_id_of(jni, class, Known::Class).map(|id| ReferenceTypeId(id.0))
     }
 
     /// Keeps an object from being collected (`DisableCollection`); counted.
@@ -342,7 +390,7 @@ impl Agent {
         let mut table = lock(&self.ids);
         table.suspend_pinned = true;
         for entry in table.entries.values_mut() {
-            if entry.suspend_pin.is_none() {
+            if entry.suspend_pin.is_none() && !entry.lasting {
                 // From the weak reference directly: null (an error) if the object is gone.
                 entry.suspend_pin = jni.new_global_ref(entry.weak.0).ok().map(GlobalRef);
             }
@@ -493,6 +541,39 @@ pub struct ObjectEntry {
     /// The object is a `java.lang.Thread` (known from where its ID came from: an object's class
     /// never changes), so suspending and resuming it need no check.
     thread: bool,
+    /// The object lives as long as the VM (a class no loader can unload), so it needs no
+    /// `suspend_pin`. A debugger that listed the loaded classes holds thousands of such IDs, and
+    /// pinning each at every suspend-all event would cost more than the rest of the event.
+    lasting: bool,
+}
+
+/// What the caller of [`Agent::object_id_of`] knows about the object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Known {
+    Object,
+    Thread,
+    Class,
+}
+
+/// Which loader defined a class, as far as unloading goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LoaderKind {
+    /// The boot loader (null).
+    Boot,
+    /// The JDK's platform or application loader, which live as long as the VM.
+    BuiltIn,
+    /// Any other loader, which can become unreachable and take its classes with it.
+    Other,
+}
+
+/// Whether a class with this defining loader and JVMTI signature can never be unloaded. Classes
+/// of the boot, platform and application loaders live as long as their loader, which lives as long
+/// as the VM, except hidden classes (lambda forms, `Lookup.defineHiddenClass`): those can be
+/// unloaded whatever their loader. JVMTI names a hidden class with a `.` before its suffix
+/// (`Lpkg/Host$$Lambda$14.0x0000000800c01234;`), a character no other signature contains; an
+/// array of a hidden class carries its element's name.
+fn class_lasts_with_vm(loader: LoaderKind, signature: &str) -> bool {
+    loader != LoaderKind::Other && !signature.contains('.')
 }
 
 /// Object IDs ↔ objects. IDs are JVMTI tags, so an object keeps its ID; they are never reused.
@@ -502,6 +583,8 @@ pub struct ObjectTable {
     entries: IdMap<u64, ObjectEntry>,
     /// Whether every ID is held strongly now (the VM is suspended).
     suspend_pinned: bool,
+    /// The platform and application loaders, once seen (see `Agent::loader_kind`).
+    builtin_loaders: Vec<GlobalRef>,
 }
 
 /// A field as the agent hands it out.
@@ -638,5 +721,26 @@ impl JvmtiSuspend<'_> {
             self.jni.delete_local_ref(r);
         }
         results
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classes_of_the_jdks_own_loaders_last_with_the_vm_unless_hidden() {
+        assert!(class_lasts_with_vm(LoaderKind::Boot, "Ljava/lang/String;"));
+        assert!(class_lasts_with_vm(LoaderKind::Boot, "[I"));
+        assert!(class_lasts_with_vm(LoaderKind::BuiltIn, "LBench$Inner;"));
+        assert!(class_lasts_with_vm(LoaderKind::BuiltIn, "[[Lcom/example/App;"));
+    }
+
+    #[test]
+    fn hidden_classes_and_classes_of_other_loaders_can_be_unloaded() {
+        assert!(!class_lasts_with_vm(LoaderKind::Boot, "Ljava/lang/invoke/LambdaForm$MH.0x0000000800c01234;"));
+        assert!(!class_lasts_with_vm(LoaderKind::BuiltIn, "LBench$$Lambda$14.0x0000000800c0a000;"));
+        assert!(!class_lasts_with_vm(LoaderKind::BuiltIn, "[LBench$$Lambda$14.0x0000000800c0a000;"));
+        assert!(!class_lasts_with_vm(LoaderKind::Other, "Lcom/example/Plugin;"));
     }
 }
