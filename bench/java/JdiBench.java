@@ -30,8 +30,10 @@ import java.util.Map;
 
 /**
  * The JDK JDI side of the benchmark (see bench/src/side.rs, which does the same with jdi-rs):
- * java JdiBench ADDRESS HITS STEPS ROUND_TRIPS CONCURRENCY REPS HOT STEP_START IDLE DEEP_BOTTOM.
- * Attaches to tests/fixtures/Bench.java and prints one "RESULT key=value ..." line.
+ * java JdiBench ADDRESS HITS STEPS ROUND_TRIPS CONCURRENCY REPS HOT STEP_START IDLE DEEP_BOTTOM [list].
+ * Attaches to tests/fixtures/Bench.java and prints one "RESULT key=value ..." line. With "list", it
+ * lists every loaded class at the first breakpoint hit (VirtualMachine.allClasses(), as jdb's
+ * "classes" does), so that the agent holds an ID for each while the phases run.
  */
 public class JdiBench {
     static final long T = 60_000;
@@ -47,6 +49,7 @@ public class JdiBench {
         int stepLine = Integer.parseInt(a[7]);
         int idleLine = Integer.parseInt(a[8]);
         int deepLine = Integer.parseInt(a[9]);
+        boolean listClasses = a.length > 10 && a[10].equals("list");
 
         AttachingConnector connector = Bootstrap.virtualMachineManager().attachingConnectors().stream()
                 .filter(c -> c.name().equals("com.sun.jdi.SocketAttach")).findFirst().orElseThrow();
@@ -67,6 +70,7 @@ public class JdiBench {
         set = expect(queue, ClassPrepareEvent.class);
         erm.deleteEventRequest(prepare);
         ReferenceType bench = ((ClassPrepareEvent) set.iterator().next()).referenceType();
+        int listed = 0;
 
         // 1. Breakpoint hits, each resumed.
         BreakpointRequest bp = erm.createBreakpointRequest(bench.locationsOfLine(hotLine).get(0));
@@ -76,6 +80,9 @@ public class JdiBench {
         long start = System.nanoTime();
         for (int i = 0; i < hits; i++) {
             set = expect(queue, BreakpointEvent.class);
+            if (i == 0 && listClasses) {
+                listed = vm.allClasses().size(); // once main has loaded its classes
+            }
             if (i == warm) {
                 start = System.nanoTime();
             }
@@ -181,8 +188,8 @@ public class JdiBench {
         long rss = peakRssKb();
         System.out.printf(java.util.Locale.ROOT,
                 "RESULT bp_per_s=%.1f steps_per_s=%.1f rt_per_s=%.1f rt_conc_per_s=%.1f frames=%d frames_ms=%.3f"
-                        + " frames_first_ms=%.3f rss_kb=%d described=%d%n",
-                bpPerS, stepsPerS, rtPerS, rtConcPerS, frameCount, framesMs, firstMs, rss, described);
+                        + " frames_first_ms=%.3f rss_kb=%d described=%d classes=%d%n",
+                bpPerS, stepsPerS, rtPerS, rtConcPerS, frameCount, framesMs, firstMs, rss, described, listed);
         System.exit(0);
     }
 

@@ -11,7 +11,9 @@
 //! - `tests/fixtures/Bench.java` driven by `bench/java/JdiBench.java` (the client benchmark's JDI
 //!   side, unchanged): breakpoint hits, single steps, round trips, deep frames; then again with
 //!   `--idle-threads` more threads asleep (a server-sized VM), for its breakpoint hits and single
-//!   steps, each of which stops every thread;
+//!   steps, each of which stops every thread; then again with `--listed-classes` more classes
+//!   loaded and listed by the client first (`allClasses`), so that every suspend-all event finds
+//!   thousands of class IDs in the agent's table;
 //! - `tests/fixtures/AgentBench.java` driven by `bench/java/JdiAgentBench.java phases`: filtered
 //!   method entries (suspend all, then none), step throughput, step over a CPU-bound call, many
 //!   threads at one breakpoint (suspend all, then event thread);
@@ -60,6 +62,11 @@ struct AgentConfig {
     /// Its breakpoint hits and single steps.
     idle_hits: u32,
     idle_steps: u32,
+    /// Classes of java.base the Bench.java variant loads (and the client lists) first.
+    listed_classes: u32,
+    /// Its breakpoint hits and single steps.
+    listed_hits: u32,
+    listed_steps: u32,
     work_size: u32,
     work_reps: u32,
     /// Workload processes per configuration and run for the idle overhead (its per-process spread
@@ -100,7 +107,8 @@ struct Options {
 
 const USAGE: &str = "usage: bench agent [--runs N] [--agent-lib PATH] [--only jdk|ours] [--no-jdi-rs] \
      [--hits N] [--steps N] [--round-trips N] [--concurrency N] [--depth N] [--reps N] [--entry-calls N] \
-     [--filler N] [--step-events N] [--spin N] [--over-reps N] [--threads N] [--thread-hits N] [--idle-threads N] [--idle-hits N] [--idle-steps N] [--work-size N] \
+     [--filler N] [--step-events N] [--spin N] [--over-reps N] [--threads N] [--thread-hits N] [--idle-threads N] [--idle-hits N] [--idle-steps N] \
+     [--listed-classes N] [--listed-hits N] [--listed-steps N] [--work-size N] \
      [--work-reps N] [--work-procs N] [--entry-size N] [--entry-reps N] [--entry-budget-ms N] [--target-calls N]";
 
 fn parse(argv: &[String]) -> Result<Options, String> {
@@ -116,6 +124,9 @@ fn parse(argv: &[String]) -> Result<Options, String> {
         idle_threads: 500,
         idle_hits: 2000,
         idle_steps: 2000,
+        listed_classes: 5000,
+        listed_hits: 2000,
+        listed_steps: 2000,
         work_size: 5_000_000,
         work_reps: 16,
         work_procs: 3,
@@ -150,6 +161,9 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             "--idle-threads" => c.idle_threads = number()?,
             "--idle-hits" => c.idle_hits = number()?,
             "--idle-steps" => c.idle_steps = number()?,
+            "--listed-classes" => c.listed_classes = number()?,
+            "--listed-hits" => c.listed_hits = number()?,
+            "--listed-steps" => c.listed_steps = number()?,
             "--work-size" => c.work_size = number()?,
             "--work-reps" => c.work_reps = number()?,
             "--work-procs" => c.work_procs = number()?,
@@ -178,6 +192,8 @@ fn parse(argv: &[String]) -> Result<Options, String> {
         c.threads * c.thread_hits,
         c.idle_hits,
         c.idle_steps,
+        c.listed_hits,
+        c.listed_steps,
     ];
     if at_least_2.iter().any(|&n| n < 2) || c.work_reps < 2 || c.entry_reps < 2 {
         return Err("every count of events and reps must be at least 2".into());
@@ -294,6 +310,12 @@ impl Bench<'_> {
                 r.extend(
                     ["bp_per_s", "steps_per_s"].iter().filter_map(|k| Some((format!("idle_{k}"), *idle.get(*k)?))),
                 );
+                let listed = self.listed_classes_phases(agent)?;
+                r.extend(
+                    ["bp_per_s", "steps_per_s", "classes"]
+                        .iter()
+                        .filter_map(|k| Some((format!("listed_{k}"), *listed.get(*k)?))),
+                );
                 r.extend(self.agent_phases(agent)?);
                 if self.opts.jdi_rs {
                     let rs = self.jdi_rs_phases(agent)?;
@@ -376,7 +398,7 @@ impl Bench<'_> {
     /// Bench.java driven by the client benchmark's JDI side.
     fn client_phases(&mut self, which: Which) -> Result<RunResult, String> {
         let c = self.opts.config.client.clone();
-        self.jdi_bench(which, &c, None, "Bench")
+        self.jdi_bench(which, &c, &[], false, "Bench")
     }
 
     /// Bench.java again with its idle threads (a server-sized VM), driven by JDI: breakpoint hits and
@@ -390,22 +412,42 @@ impl Bench<'_> {
             depth: 10,
             reps: 2,
         };
-        self.jdi_bench(which, &c, Some(self.opts.config.idle_threads), "Bench idle threads")
+        self.jdi_bench(which, &c, &[self.opts.config.idle_threads], false, "Bench idle threads")
     }
 
-    /// Bench.java (with `idle_threads` sleeping threads, if any) driven by `JdiBench` with `c`; its
-    /// end is kept under `key`.
+    /// Bench.java with `--listed-classes` more classes loaded, driven by JDI, which lists every
+    /// loaded class first (as jdb's `classes` does): breakpoint hits and single steps while the
+    /// agent holds an ID for each class (the other phases run short).
+    fn listed_classes_phases(&mut self, which: Which) -> Result<RunResult, String> {
+        let c = Config {
+            hits: self.opts.config.listed_hits,
+            steps: self.opts.config.listed_steps,
+            round_trips: 100,
+            concurrency: 1,
+            depth: 10,
+            reps: 2,
+        };
+        self.jdi_bench(which, &c, &[0, self.opts.config.listed_classes], true, "Bench listed classes")
+    }
+
+    /// Bench.java (`more` program arguments after its first three: sleeping threads, classes to
+    /// load) driven by `JdiBench` with `c`, which first lists the loaded classes if
+    /// `list_classes`; the program's end is kept under `key`.
     fn jdi_bench(
         &mut self,
         which: Which,
         c: &Config,
-        idle_threads: Option<u32>,
+        more: &[u32],
+        list_classes: bool,
         key: &str,
     ) -> Result<RunResult, String> {
-        let program: Vec<u32> = [c.hits, c.depth, c.reps].into_iter().chain(idle_threads).collect();
+        let program: Vec<u32> = [c.hits, c.depth, c.reps].iter().chain(more).copied().collect();
         let jvm = self.spawn(which, "Bench", &program)?;
         let mut args = vec![jvm.address().to_string()];
         args.extend(side_args(c, self.lines));
+        if list_classes {
+            args.push("list".into());
+        }
         let result = run_side(&format!("JdiBench on {key}/{}", which.name()), self.client("JdiBench", args)?);
         let result = result.map_err(|e| format!("{e}\n{}", jvm.output_text()))?;
         self.finish(jvm, which, "Bench", key)?;
@@ -588,6 +630,23 @@ fn print_table(opts: &Options, results: &Results) {
                 c.idle_threads, c.idle_steps
             ),
             "idle_steps_per_s",
+            Goal::RateAtLeast(1.5),
+        ),
+        (
+            format!(
+                "breakpoint hits/s after the debugger listed the loaded classes ({} of java.base loaded first, \
+                 {} hits, suspend all)",
+                c.listed_classes, c.listed_hits
+            ),
+            "listed_bp_per_s",
+            Goal::RateAtLeast(1.5),
+        ),
+        (
+            format!(
+                "single steps/s after the debugger listed the loaded classes ({} one-shot line steps over)",
+                c.listed_steps
+            ),
+            "listed_steps_per_s",
             Goal::RateAtLeast(1.5),
         ),
     ];
