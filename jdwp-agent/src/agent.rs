@@ -192,12 +192,14 @@ impl Agent {
         table.next += 1;
         let id = table.next;
         self.jvmti.set_tag(obj, id as i64)?;
-        // While the VM is suspended, new IDs are held like the others (see `ObjectEntry`).
-        let suspend_pin =
-            if table.suspend_pinned && !lasting { jni.new_global_ref(obj).ok().map(GlobalRef) } else { None };
-        let entry =
-            ObjectEntry { weak: GlobalRef(weak), pinned: None, suspend_pin, thread: kind == Known::Thread, lasting };
-        table.entries.insert(id, entry);
+        if !lasting {
+            table.collectable.push(GlobalRef(weak));
+            // While the VM is suspended, new IDs are held like the others (see `ObjectTable`).
+            if table.suspend_pinned {
+                table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
+            }
+        }
+        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: kind == Known::Thread });
         Ok(ObjectId(id))
     }
 
@@ -387,24 +389,21 @@ impl Agent {
 
     /// The VM is suspended: hold every object the debugger has an ID for. Agent threads only.
     pub fn pin_all_while_suspended(&self, jni: Jni) {
-        let mut table = lock(&self.ids);
-        table.suspend_pinned = true;
-        for entry in table.entries.values_mut() {
-            if entry.suspend_pin.is_none() && !entry.lasting {
-                // From the weak reference directly: null (an error) if the object is gone.
-                entry.suspend_pin = jni.new_global_ref(entry.weak.0).ok().map(GlobalRef);
-            }
+        let table = &mut *lock(&self.ids);
+        if std::mem::replace(&mut table.suspend_pinned, true) {
+            return;
         }
+        // From the weak references directly: null (an error, left out) if the object is gone.
+        let pins = table.collectable.iter().filter_map(|weak| jni.new_global_ref(weak.0).ok().map(GlobalRef));
+        table.suspend_pins.extend(pins);
     }
 
     /// The VM runs again: objects nobody else holds may be collected.
     pub fn unpin_all_after_suspend(&self, jni: Jni) {
         let mut table = lock(&self.ids);
         table.suspend_pinned = false;
-        for entry in table.entries.values_mut() {
-            if let Some(strong) = entry.suspend_pin.take() {
-                jni.delete_global_ref(strong.0);
-            }
+        for strong in table.suspend_pins.drain(..) {
+            jni.delete_global_ref(strong.0);
         }
     }
 
@@ -535,16 +534,9 @@ pub struct ObjectEntry {
     weak: GlobalRef,
     /// Held by `DisableCollection`.
     pinned: Option<GlobalRef>,
-    /// Held while the whole VM is suspended, as the JDK's agent does: an object the debugger just
-    /// got (a `NewInstance` result, a string it created) must not vanish before it can use it.
-    suspend_pin: Option<GlobalRef>,
     /// The object is a `java.lang.Thread` (known from where its ID came from: an object's class
     /// never changes), so suspending and resuming it need no check.
     thread: bool,
-    /// The object lives as long as the VM (a class no loader can unload), so it needs no
-    /// `suspend_pin`. A debugger that listed the loaded classes holds thousands of such IDs, and
-    /// pinning each at every suspend-all event would cost more than the rest of the event.
-    lasting: bool,
 }
 
 /// What the caller of [`Agent::object_id_of`] knows about the object.
@@ -581,7 +573,16 @@ fn class_lasts_with_vm(loader: LoaderKind, signature: &str) -> bool {
 pub struct ObjectTable {
     next: u64,
     entries: IdMap<u64, ObjectEntry>,
-    /// Whether every ID is held strongly now (the VM is suspended).
+    /// The weak references of every object that can be collected: all but the classes no loader
+    /// can unload (see [`class_lasts_with_vm`]). While the whole VM is suspended, these are held,
+    /// as the JDK's agent holds every ID: an object the debugger just got (a `NewInstance` result,
+    /// a string it created) must not vanish before it can use it. A debugger that listed the loaded
+    /// classes has thousands of IDs that need no hold; going over them at every suspend-all event
+    /// would cost more than the rest of the event.
+    collectable: Vec<GlobalRef>,
+    /// The holds while the VM is suspended (empty otherwise).
+    suspend_pins: Vec<GlobalRef>,
+    /// Whether the VM is suspended (`suspend_pins` holds every collectable ID).
     suspend_pinned: bool,
     /// The platform and application loaders, once seen (see `Agent::loader_kind`).
     builtin_loaders: Vec<GlobalRef>,
