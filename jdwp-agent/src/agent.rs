@@ -563,7 +563,9 @@ enum LoaderKind {
 /// as the VM, except hidden classes (lambda forms, `Lookup.defineHiddenClass`): those can be
 /// unloaded whatever their loader. JVMTI names a hidden class with a `.` before its suffix
 /// (`Lpkg/Host$$Lambda$14.0x0000000800c01234;`), a character no other signature contains; an
-/// array of a hidden class carries its element's name.
+/// array of a hidden class carries its element's name. (Before JDK 17, VM-anonymous classes could
+/// be unloaded too, and their names have no `.`: on such a VM one of them could go while the VM is
+/// suspended, and the debugger would find its ID invalid.)
 fn class_lasts_with_vm(loader: LoaderKind, signature: &str) -> bool {
     loader != LoaderKind::Other && !signature.contains('.')
 }
