@@ -201,6 +201,12 @@ fn parse(argv: &[String]) -> Result<Options, String> {
     Ok(Options { config: c, runs, agents, agent_lib, jdi_rs })
 }
 
+/// The Bench.java phases for a variant that measures only breakpoint hits and single steps: the
+/// other phases run short.
+fn hits_and_steps_only(hits: u32, steps: u32) -> Config {
+    Config { hits, steps, round_trips: 100, concurrency: 1, depth: 10, reps: 2 }
+}
+
 /// Lines of AgentBench.java that the phases break on.
 #[derive(Debug, Clone, Copy)]
 struct AgentLines {
@@ -404,29 +410,15 @@ impl Bench<'_> {
     /// Bench.java again with its idle threads (a server-sized VM), driven by JDI: breakpoint hits and
     /// single steps, each of which stops every thread (the other phases run short).
     fn idle_threads_phases(&mut self, which: Which) -> Result<RunResult, String> {
-        let c = Config {
-            hits: self.opts.config.idle_hits,
-            steps: self.opts.config.idle_steps,
-            round_trips: 100,
-            concurrency: 1,
-            depth: 10,
-            reps: 2,
-        };
+        let c = hits_and_steps_only(self.opts.config.idle_hits, self.opts.config.idle_steps);
         self.jdi_bench(which, &c, &[self.opts.config.idle_threads], false, "Bench idle threads")
     }
 
-    /// Bench.java with `--listed-classes` more classes loaded, driven by JDI, which lists every
-    /// loaded class first (as jdb's `classes` does): breakpoint hits and single steps while the
-    /// agent holds an ID for each class (the other phases run short).
+    /// Bench.java with `--listed-classes` classes of java.base loaded, driven by JDI, which lists
+    /// every loaded class at the first hit (as jdb's `classes` does): breakpoint hits and single
+    /// steps while the agent holds an ID for each class (the other phases run short).
     fn listed_classes_phases(&mut self, which: Which) -> Result<RunResult, String> {
-        let c = Config {
-            hits: self.opts.config.listed_hits,
-            steps: self.opts.config.listed_steps,
-            round_trips: 100,
-            concurrency: 1,
-            depth: 10,
-            reps: 2,
-        };
+        let c = hits_and_steps_only(self.opts.config.listed_hits, self.opts.config.listed_steps);
         self.jdi_bench(which, &c, &[0, self.opts.config.listed_classes], true, "Bench listed classes")
     }
 
