@@ -11,9 +11,9 @@
 //! - `tests/fixtures/Bench.java` driven by `bench/java/JdiBench.java` (the client benchmark's JDI
 //!   side, unchanged): breakpoint hits, single steps, round trips, deep frames; then again with
 //!   `--idle-threads` more threads asleep (a server-sized VM), for its breakpoint hits and single
-//!   steps, each of which stops every thread; then again with `--listed-classes` more classes
-//!   loaded and listed by the client first (`allClasses`), so that every suspend-all event finds
-//!   thousands of class IDs in the agent's table;
+//!   steps, each of which stops every thread; then again with `--listed-classes` classes of
+//!   java.base loaded, which the client lists at the first hit (`allClasses`), so that every
+//!   suspend-all event finds thousands of class IDs in the agent's table;
 //! - `tests/fixtures/AgentBench.java` driven by `bench/java/JdiAgentBench.java phases`: filtered
 //!   method entries (suspend all, then none), step throughput, step over a CPU-bound call, many
 //!   threads at one breakpoint (suspend all, then event thread);
@@ -62,7 +62,8 @@ struct AgentConfig {
     /// Its breakpoint hits and single steps.
     idle_hits: u32,
     idle_steps: u32,
-    /// Classes of java.base the Bench.java variant loads (and the client lists) first.
+    /// Classes of java.base the Bench.java variant loads first (the client lists them all at the
+    /// first hit).
     listed_classes: u32,
     /// Its breakpoint hits and single steps.
     listed_hits: u32,
@@ -201,6 +202,11 @@ fn parse(argv: &[String]) -> Result<Options, String> {
     Ok(Options { config: c, runs, agents, agent_lib, jdi_rs })
 }
 
+/// The results of a variant's run under `keys`, named `<prefix>_<key>` (those it has).
+fn prefixed<'a>(prefix: &'a str, keys: &'a [&str], result: &'a RunResult) -> impl Iterator<Item = (String, f64)> + 'a {
+    keys.iter().filter_map(move |k| Some((format!("{prefix}_{k}"), *result.get(*k)?)))
+}
+
 /// The Bench.java phases for a variant that measures only breakpoint hits and single steps: the
 /// other phases run short.
 fn hits_and_steps_only(hits: u32, steps: u32) -> Config {
@@ -313,15 +319,9 @@ impl Bench<'_> {
                 let r = per_agent.entry(agent).or_default();
                 r.extend(self.client_phases(agent)?);
                 let idle = self.idle_threads_phases(agent)?;
-                r.extend(
-                    ["bp_per_s", "steps_per_s"].iter().filter_map(|k| Some((format!("idle_{k}"), *idle.get(*k)?))),
-                );
+                r.extend(prefixed("idle", &["bp_per_s", "steps_per_s"], &idle));
                 let listed = self.listed_classes_phases(agent)?;
-                r.extend(
-                    ["bp_per_s", "steps_per_s", "classes"]
-                        .iter()
-                        .filter_map(|k| Some((format!("listed_{k}"), *listed.get(*k)?))),
-                );
+                r.extend(prefixed("listed", &["bp_per_s", "steps_per_s", "classes"], &listed));
                 r.extend(self.agent_phases(agent)?);
                 if self.opts.jdi_rs {
                     let rs = self.jdi_rs_phases(agent)?;
@@ -423,7 +423,7 @@ impl Bench<'_> {
     }
 
     /// Bench.java (`more` program arguments after its first three: sleeping threads, classes to
-    /// load) driven by `JdiBench` with `c`, which first lists the loaded classes if
+    /// load) driven by `JdiBench` with `c`, which lists the loaded classes at the first hit if
     /// `list_classes`; the program's end is kept under `key`.
     fn jdi_bench(
         &mut self,
