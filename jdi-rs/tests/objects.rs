@@ -429,22 +429,18 @@ async fn unloadable_classes_with_ids_are_held_while_the_vm_is_suspended() {
     let mut s = common::start("Values", &["heldclasses"]).await;
     s.run_to_marker("Values", "@held-classes").await;
     let all = s.vm.all_classes().await.unwrap();
-    let class_object = |wanted: &dyn Fn(&str) -> bool| {
+    // The one listed class whose signature is `wanted`.
+    let listed = |wanted: &dyn Fn(&str) -> bool| {
         let found = all.iter().filter(|t| wanted(t.signature())).collect::<Vec<_>>();
         assert_eq!(found.len(), 1, "{:?}", found.iter().map(|t| t.signature()).collect::<Vec<_>>());
         found[0].clone()
     };
-    let loaded = class_object(&|sig| sig == "LValuesUnloadable;");
+    let loaded = listed(&|sig| sig == "LValuesUnloadable;").class_object().await.unwrap();
     // JVMTI names a hidden class with a '.' before its suffix; the class of that name itself is
     // never loaded (the fixture only reads its bytes).
-    let hidden = class_object(&|sig| sig.starts_with("LValuesHidden.") && sig.ends_with(';'));
-    let values = class_object(&|sig| sig == "LValues;");
-    let string = class_object(&|sig| sig == "Ljava/lang/String;");
-    let [loaded, hidden, values, string] = [&loaded, &hidden, &values, &string].map(|t| {
-        let t = t.clone();
-        async move { t.class_object().await.unwrap() }
-    });
-    let (loaded, hidden, values, string) = (loaded.await, hidden.await, values.await, string.await);
+    let hidden = listed(&|sig| sig.starts_with("LValuesHidden.") && sig.ends_with(';')).class_object().await.unwrap();
+    let values = listed(&|sig| sig == "LValues;").class_object().await.unwrap();
+    let string = listed(&|sig| sig == "Ljava/lang/String;").class_object().await.unwrap();
 
     // Both locals are null now, and a suspend-all breakpoint stops the VM again.
     let (_, thread) = s.run_to_marker("Values", "@held-classes-dropped").await;
