@@ -28,6 +28,7 @@ use std::time::Duration;
 
 use jni_sys::{JNI_OK, JNI_VERSION_1_6, JNIEnv, JavaVM, jint, jmethodID};
 
+use super::fault_guard::Guarded;
 use crate::jni::JavaVm;
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::jclass;
@@ -58,7 +59,13 @@ struct CallTrace {
     frames: *mut CallFrame,
 }
 
-type AsyncGetCallTrace = unsafe extern "C" fn(trace: *mut CallTrace, depth: jint, ucontext: *mut c_void);
+/// `AsyncGetCallTrace(ASGCT_CallTrace *trace, jint depth, void *ucontext)`, with the trace untyped
+/// as the fault guard calls it.
+type AsyncGetCallTrace = super::fault_guard::Walk;
+
+/// `num_frames` of a sample whose walk faulted (the fault guard jumped out of it). Our own code:
+/// HotSpot's are 0 to -10.
+const WALK_FAULTED: jint = -100;
 
 /// One sample's slot: written by one handler at a time (claimed through `state`), read by the
 /// profiler thread once `state` is `FULL`.
@@ -108,8 +115,14 @@ fn signals(vm: JavaVm) -> Option<&'static Signals> {
                 tracing::info!("no AsyncGetCallTrace in this VM; CPU sampling uses JVMTI stack traces");
                 return None;
             }
-            // SAFETY: HotSpot exports AsyncGetCallTrace with exactly this signature.
+            // SAFETY: HotSpot exports AsyncGetCallTrace with this signature (its trace pointer
+            // typed; the ABI of an untyped one is the same).
             let asgct: AsyncGetCallTrace = unsafe { std::mem::transmute(symbol) };
+            // No walk without the guard: a fault in one would take the JVM down.
+            if !super::fault_guard::install() {
+                tracing::info!("no fault guard for stack walks; CPU sampling uses JVMTI stack traces");
+                return None;
+            }
             let slots = (0..SLOTS)
                 .map(|_| Slot {
                     state: AtomicU8::new(FREE),
@@ -175,6 +188,10 @@ pub fn start(vm: JavaVm, interval: Duration, depth: i32) -> bool {
 pub fn stop() {
     ACTIVE.store(false, Ordering::Release);
     set_timer(Duration::ZERO);
+    let (passed_on, recovered) = super::fault_guard::counts();
+    tracing::info!(
+        "fault guard: handed {passed_on} faults to the VM's handler, recovered from {recovered} in stack walks"
+    );
 }
 
 fn set_timer(interval: Duration) -> bool {
@@ -264,13 +281,22 @@ extern "C" fn on_sigprof(_signal: c_int, _info: *mut libc::siginfo_t, ucontext: 
             let mut trace =
                 CallTrace { env_id: env.cast(), num_frames: 0, frames: slot.frames.get().cast::<CallFrame>() };
             let started = now_nanos();
+            let depth = DEPTH.load(Ordering::Relaxed);
             // SAFETY: the slot's frames hold MAX_DEPTH entries and DEPTH is at most that; the
-            // trace's env is this thread's; ucontext is the kernel's for this signal.
-            unsafe { (signals.asgct)(&mut trace, DEPTH.load(Ordering::Relaxed), ucontext) };
+            // trace's env is this thread's; ucontext is the kernel's for this signal; the walk
+            // takes no lock and allocates nothing, so a jump out of it leaves nothing held.
+            let walked = unsafe { super::fault_guard::call(signals.asgct, (&raw mut trace).cast(), depth, ucontext) };
             WALK_NANOS.fetch_add(now_nanos() - started, Ordering::Relaxed);
-            slot.env.store(env as usize, Ordering::Relaxed);
-            slot.num_frames.store(trace.num_frames, Ordering::Relaxed);
-            slot.state.store(FULL, Ordering::Release);
+            match walked {
+                Guarded::Done | Guarded::Faulted => {
+                    let frames = if walked == Guarded::Done { trace.num_frames } else { WALK_FAULTED };
+                    slot.env.store(env as usize, Ordering::Relaxed);
+                    slot.num_frames.store(frames, Ordering::Relaxed);
+                    slot.state.store(FULL, Ordering::Release);
+                }
+                // Every guard slot taken: no sample this time.
+                Guarded::Busy => slot.state.store(FREE, Ordering::Release),
+            }
         }
     }
     // SAFETY: as above.

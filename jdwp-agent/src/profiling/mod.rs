@@ -20,6 +20,7 @@ pub mod cpu;
 pub mod cpu_signal;
 pub mod deadlock;
 pub mod events;
+pub mod fault_guard;
 pub mod gc;
 pub mod heap_dump;
 pub mod histogram;
