@@ -349,3 +349,51 @@ async fn allocation_sites_estimate_counts_and_see_garbage_freed() {
     assert!(after.sites.is_empty() && after.samples == 0, "{after:?}");
     drop(jvm);
 }
+
+/// Signal sampling puts a fault handler in front of HotSpot's (so that a fault inside
+/// `AsyncGetCallTrace` ends the walk instead of the JVM). HotSpot takes faults on purpose all the
+/// time: safepoint polls, implicit null checks. With sampling on, a program that makes many of them
+/// must run exactly as without it, and the handler must have handed those faults on (the agent logs
+/// how many when sampling stops).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn signal_sampling_hands_the_vms_own_faults_on_and_the_program_runs_exactly() {
+    let options = format!("{DEFAULT_JDK_AGENT_OPTIONS},loglevel=info");
+    let (jvm, vm, _events) = run("Trapping", Agent::path(our_agent_path(), &options), "ready").await;
+    let profiler = Profiler::detect(&vm).await.unwrap();
+    profiler.cpu_start_with_flags(Duration::from_millis(1), 0, &[], 0).await.unwrap();
+
+    let class = vm.classes_by_name("Trapping").await.unwrap().remove(0).as_class().unwrap();
+    let go = class.field_by_name("go").await.unwrap().unwrap();
+    class.set_value(&go, Value::Boolean(true)).await.unwrap();
+    let jvm = tokio::task::spawn_blocking(move || {
+        let done = jvm.wait_for_line("done ", TIMEOUT).unwrap_or_else(|e| panic!("{e}\n{}", jvm.output_text()));
+        assert!(done.contains("done gcs=100 npes=1000000 spun=true"), "{done}\n{}", jvm.output_text());
+        jvm
+    })
+    .await
+    .unwrap();
+    let report = profiler.cpu_report(false).await.unwrap();
+    profiler.cpu_stop().await.unwrap();
+    assert!(report.samples > 0 && report.stack_walk_nanos > 0, "{report:?}");
+    // Signals, not JVMTI stack traces (which would have skipped idle visits).
+    assert_eq!(report.idle_skipped, 0, "{report:?}");
+
+    let jvm = tokio::task::spawn_blocking(move || {
+        let line = jvm
+            .wait_for_line("fault guard:", TIMEOUT)
+            .unwrap_or_else(|e| panic!("no fault guard log: {e}\n{}", jvm.output_text()));
+        let passed_on: i64 = line
+            .split("handed ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no count in {line:?}"));
+        eprintln!("{line}");
+        // 100 collections, each a safepoint the spinning thread reaches through a fault.
+        assert!(passed_on >= 100, "{line}");
+        jvm
+    })
+    .await
+    .unwrap();
+    drop(jvm);
+}
