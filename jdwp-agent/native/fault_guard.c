@@ -45,9 +45,14 @@ static void pass_on(int sig, siginfo_t *info, void *context) {
     if (prev->sa_flags & SA_SIGINFO) {
         prev->sa_sigaction(sig, info, context);
     } else if (prev->sa_handler == SIG_DFL || prev->sa_handler == SIG_IGN) {
-        /* Nobody handled faults before us: put that back and return. The faulting instruction
-         * runs again and gets the default action, as it would have without us. */
+        /* Nobody handled faults before us: put that back. A real fault then happens again when
+         * the faulting instruction runs again on return, and gets the default action, as it
+         * would have without us; a signal sent (kill, si_code <= 0) is sent again, to the same
+         * end. */
         sigaction(sig, prev, NULL);
+        if (info->si_code <= 0) {
+            raise(sig);
+        }
     } else {
         prev->sa_handler(sig);
     }
