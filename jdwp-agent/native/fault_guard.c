@@ -71,13 +71,10 @@ static void on_fault(int sig, siginfo_t *info, void *context) {
     pass_on(sig, info, context);
 }
 
+/* Called once (fault_guard.rs keeps the answer): a second install would take our own handler
+ * for the previous one. */
 int jdwp_agent_fault_guard_install(void) {
     static const int signals[2] = {SIGSEGV, SIGBUS};
-    static int installed;
-    /* Once only: a second install would take our own handler for the previous one. */
-    if (__atomic_exchange_n(&installed, 1, __ATOMIC_ACQ_REL)) {
-        return 0;
-    }
     for (int i = 0; i < 2; i++) {
         if (sigaction(signals[i], NULL, &previous[i]) != 0) {
             return -1;

@@ -287,15 +287,19 @@ extern "C" fn on_sigprof(_signal: c_int, _info: *mut libc::siginfo_t, ucontext: 
             // takes no lock and allocates nothing, so a jump out of it leaves nothing held.
             let walked = unsafe { super::fault_guard::call(signals.asgct, (&raw mut trace).cast(), depth, ucontext) };
             WALK_NANOS.fetch_add(now_nanos() - started, Ordering::Relaxed);
-            match walked {
-                Guarded::Done | Guarded::Faulted => {
-                    let frames = if walked == Guarded::Done { trace.num_frames } else { WALK_FAULTED };
+            let frames = match walked {
+                Guarded::Done => Some(trace.num_frames),
+                Guarded::Faulted => Some(WALK_FAULTED),
+                // Every guard slot taken: no sample this time.
+                Guarded::Busy => None,
+            };
+            match frames {
+                Some(frames) => {
                     slot.env.store(env as usize, Ordering::Relaxed);
                     slot.num_frames.store(frames, Ordering::Relaxed);
                     slot.state.store(FULL, Ordering::Release);
                 }
-                // Every guard slot taken: no sample this time.
-                Guarded::Busy => slot.state.store(FREE, Ordering::Release),
+                None => slot.state.store(FREE, Ordering::Release),
             }
         }
     }

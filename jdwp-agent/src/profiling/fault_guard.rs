@@ -41,7 +41,7 @@ pub enum Guarded {
 /// Without it, [`call`] must not be used (a fault would not be caught).
 pub fn install() -> bool {
     static INSTALLED: OnceLock<bool> = OnceLock::new();
-    // SAFETY: sigaction calls on structs the C side owns; done once (the C side checks too).
+    // SAFETY: sigaction calls on structs the C side owns; called once, as the C side requires.
     *INSTALLED.get_or_init(|| unsafe { jdwp_agent_fault_guard_install() } == 0)
 }
 
