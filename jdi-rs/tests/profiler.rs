@@ -302,8 +302,9 @@ async fn bad_arguments_and_missing_features_get_error_replies() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn allocation_sites_estimate_counts_and_see_garbage_freed() {
-    // AllocSites allocates 300,000 Blobs keeping every tenth, and 30,000 Smalls keeping none,
-    // then collects garbage and prints "alloc done". Sampling starts before it runs.
+    // AllocSites warms the sampler up with 8 MB of byte arrays, allocates 300,000 Blobs keeping
+    // every tenth, and 30,000 Smalls keeping none, then collects garbage and prints "alloc done".
+    // Sampling starts before it runs.
     let jvm = Debuggee::builder("AllocSites").agent(ours()).spawn().expect("debuggee starts");
     let vm = jdi::attach(&jvm.address().to_string(), Some(TIMEOUT)).await.expect("attach");
     let mut events = vm.event_queue().expect("the event queue");
@@ -335,6 +336,16 @@ async fn allocation_sites_estimate_counts_and_see_garbage_freed() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
     assert!(!report.running && report.sampling_interval_bytes == 4096);
+    // The warm-up was sampled, so the main thread had taken its first sample, and with it a
+    // sampling point at our interval, before the first Blob (see AllocSites.java).
+    let warm_up = report.sites.iter().find(|s| {
+        s.class_signature == "[B"
+            && report
+                .traces
+                .iter()
+                .any(|t| t.trace_id == s.trace_id && t.frames.first().is_some_and(|f| f.method_name == "warmUp"))
+    });
+    assert!(warm_up.is_some_and(|s| s.allocated_count > 0), "no sample in warmUp(): {report:?}");
     let blobs = site(&report, "LAllocSites$Blob;");
     // About 3,500 samples stand for the 300,000 Blobs; a tenth of them is alive.
     assert!((255_000..=345_000).contains(&blobs.allocated_count), "{blobs:?}");
