@@ -4,12 +4,12 @@
 //! `SetDefaultStratum`, `Exit`). Each test runs against the JDK's agent and against ours, and checks
 //! the answers agree with the newer forms and with what the debuggee is.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use jdwp_protocol::commands::event::{Composite, Event};
 use jdwp_protocol::commands::event_request::{self as er, Modifier};
-use jdwp_protocol::commands::{method, reference_type as rt, virtual_machine as vm};
-use jdwp_protocol::{EventKind, ReferenceTypeId, SuspendPolicy, codec};
+use jdwp_protocol::commands::{method, reference_type as rt, thread_reference as tr, virtual_machine as vm};
+use jdwp_protocol::{EventKind, Location, ReferenceTypeId, SuspendPolicy, TypeTag, codec};
 use test_rig::wire::RawSession;
 use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee};
 
@@ -145,6 +145,71 @@ fn held_events_wait_for_release() {
                     names.push(thread_name);
                 }
             }
+        }
+    }
+}
+
+/// OpenJDK's holdevents002 in a loop: a suspend-all breakpoint is hit while events are held, and
+/// the debugger disposes of the connection without releasing them. The held event goes nowhere,
+/// and the program must run on and exit (with the JDK's agent and ours). Every other round waits
+/// until the thread is stopped in the held event (its top frame at the breakpoint, seen with the VM
+/// suspended for a moment); the others dispose of the connection as soon as the program is on its
+/// way to the breakpoint, so that the detach meets the event at different points of its delivery.
+#[test]
+fn held_suspend_all_event_lets_the_program_go_when_the_debugger_disposes() {
+    let line = test_rig::fixture_line("HeldBreakpoint.java", "@held-bp").unwrap() as i32;
+    for (name, agent) in agents() {
+        for round in 0..6 {
+            let jvm = Debuggee::builder("HeldBreakpoint").agent(agent.clone()).spawn().expect("starts");
+            let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
+            assert!(matches!(next_composite(&mut s).events.as_slice(), [Event::VmStart { .. }]));
+            let prepare = s
+                .send(&er::Set {
+                    event_kind: EventKind::ClassPrepare,
+                    suspend_policy: SuspendPolicy::All,
+                    modifiers: vec![Modifier::ClassMatch { class_pattern: "HeldBreakpoint".into() }],
+                })
+                .unwrap();
+            s.send(&vm::Resume {}).unwrap();
+            let prepared = next_composite(&mut s);
+            let Some(&Event::ClassPrepare { type_id: class, thread: main, .. }) = prepared.events.first() else {
+                panic!("{name}: expected the class prepare, got {prepared:?}")
+            };
+            s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: prepare.request_id }).unwrap();
+            let methods = s.send(&rt::Methods { ref_type: class }).unwrap().declared;
+            let hit = methods.iter().find(|m| m.name == "hit").expect("HeldBreakpoint.hit").method_id;
+            let table = s.send(&method::LineTable { ref_type: class, method_id: hit }).unwrap();
+            let index = table.lines.iter().find(|l| l.line_number == line).expect("@held-bp").line_code_index;
+            let loc =
+                Location { type_tag: TypeTag::Class, class_id: class.into(), method_id: hit, index: index as u64 };
+            s.send(&er::Set {
+                event_kind: EventKind::Breakpoint,
+                suspend_policy: SuspendPolicy::All,
+                modifiers: vec![Modifier::LocationOnly { loc }],
+            })
+            .unwrap();
+            s.send(&vm::HoldEvents {}).unwrap();
+            s.send(&vm::Resume {}).unwrap();
+            jvm.wait_for_line("before", TIMEOUT).expect("the program runs to the breakpoint");
+            if round % 2 == 1 {
+                let deadline = Instant::now() + TIMEOUT;
+                loop {
+                    s.send(&vm::Suspend {}).unwrap();
+                    let top = s.send(&tr::Frames { thread: main, start_frame: 0, length: 1 }).unwrap().frames;
+                    s.send(&vm::Resume {}).unwrap();
+                    if top.first().is_some_and(|f| f.location == loc) {
+                        break;
+                    }
+                    assert!(Instant::now() < deadline, "{name}: main never reached the breakpoint");
+                }
+            }
+            s.send(&vm::Dispose {}).unwrap();
+            s.close();
+            let status = jvm.wait_for_exit(TIMEOUT).unwrap_or_else(|| {
+                panic!("{name}, round {round}: the program did not exit after Dispose\n{}", jvm.output_text())
+            });
+            assert!(status.success(), "{name}, round {round}: {status:?}\n{}", jvm.output_text());
+            assert!(jvm.output_text().contains("after 1"), "{name}, round {round}:\n{}", jvm.output_text());
         }
     }
 }
