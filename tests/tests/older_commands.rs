@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use jdwp_protocol::commands::event::{Composite, Event};
 use jdwp_protocol::commands::event_request::{self as er, Modifier};
 use jdwp_protocol::commands::{method, reference_type as rt, thread_reference as tr, virtual_machine as vm};
-use jdwp_protocol::{EventKind, Location, ReferenceTypeId, SuspendPolicy, TypeTag, codec};
+use jdwp_protocol::{EventKind, Location, ReferenceTypeId, SuspendPolicy, ThreadId, TypeTag, codec};
 use test_rig::wire::RawSession;
 use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee};
 
@@ -27,23 +27,30 @@ fn next_composite(s: &mut RawSession) -> Composite {
 
 /// Starts Demo suspended, runs it until `Demo` is prepared, and returns the session and Demo's ID.
 fn demo_prepared(agent: Agent) -> (Debuggee, RawSession, ReferenceTypeId) {
-    let jvm = Debuggee::builder("Demo").agent(agent).spawn().expect("Demo starts");
+    let (jvm, s, class, _) = prepared(agent, "Demo");
+    (jvm, s, class)
+}
+
+/// Starts `main_class` suspended and runs it until that class is prepared (the VM suspended
+/// there): the session, the class's ID and the thread that prepared it.
+fn prepared(agent: Agent, main_class: &str) -> (Debuggee, RawSession, ReferenceTypeId, ThreadId) {
+    let jvm = Debuggee::builder(main_class).agent(agent).spawn().expect("the debuggee starts");
     let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
     assert!(matches!(next_composite(&mut s).events.as_slice(), [Event::VmStart { .. }]));
     let req = s
         .send(&er::Set {
             event_kind: EventKind::ClassPrepare,
             suspend_policy: SuspendPolicy::All,
-            modifiers: vec![Modifier::ClassMatch { class_pattern: "Demo".into() }],
+            modifiers: vec![Modifier::ClassMatch { class_pattern: main_class.into() }],
         })
         .unwrap();
     s.send(&vm::Resume {}).unwrap();
     let prepared = next_composite(&mut s);
-    let Some(Event::ClassPrepare { type_id, .. }) = prepared.events.first().cloned() else {
-        panic!("expected Demo's class prepare, got {prepared:?}")
+    let Some(&Event::ClassPrepare { type_id, thread, .. }) = prepared.events.first() else {
+        panic!("expected {main_class}'s class prepare, got {prepared:?}")
     };
     s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: req.request_id }).unwrap();
-    (jvm, s, type_id)
+    (jvm, s, type_id, thread)
 }
 
 fn finish(jvm: Debuggee, mut s: RawSession) {
@@ -160,22 +167,7 @@ fn held_suspend_all_event_lets_the_program_go_when_the_debugger_disposes() {
     let line = test_rig::fixture_line("HeldBreakpoint.java", "@held-bp").unwrap() as i32;
     for (name, agent) in agents() {
         for round in 0..6 {
-            let jvm = Debuggee::builder("HeldBreakpoint").agent(agent.clone()).spawn().expect("starts");
-            let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
-            assert!(matches!(next_composite(&mut s).events.as_slice(), [Event::VmStart { .. }]));
-            let prepare = s
-                .send(&er::Set {
-                    event_kind: EventKind::ClassPrepare,
-                    suspend_policy: SuspendPolicy::All,
-                    modifiers: vec![Modifier::ClassMatch { class_pattern: "HeldBreakpoint".into() }],
-                })
-                .unwrap();
-            s.send(&vm::Resume {}).unwrap();
-            let prepared = next_composite(&mut s);
-            let Some(&Event::ClassPrepare { type_id: class, thread: main, .. }) = prepared.events.first() else {
-                panic!("{name}: expected the class prepare, got {prepared:?}")
-            };
-            s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: prepare.request_id }).unwrap();
+            let (jvm, mut s, class, main) = prepared(agent.clone(), "HeldBreakpoint");
             let methods = s.send(&rt::Methods { ref_type: class }).unwrap().declared;
             let hit = methods.iter().find(|m| m.name == "hit").expect("HeldBreakpoint.hit").method_id;
             let table = s.send(&method::LineTable { ref_type: class, method_id: hit }).unwrap();
