@@ -12,7 +12,7 @@ use test_rig::{Agent, Debuggee};
 /// A fixed port: after a debugger detaches, the agent listens again on the same address, and an
 /// ephemeral one would be a new port. `JDI_TEST_AGENT=ours` runs the same tests against ours.
 fn running_agent() -> Agent {
-    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::free_port());
+    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
     if common::testing_our_agent() { Agent::path(common::our_agent_path(), options) } else { Agent::jdk(options) }
 }
 

@@ -140,8 +140,7 @@ fn heap_histo_and_gc_in_a_session() {
 
 #[test]
 fn the_jdk_agent_gets_a_one_line_error() {
-    let agent =
-        Agent::jdk(format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::free_port()));
+    let agent = Agent::jdk(format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT));
     let jvm = started("Profiled", agent, "ready");
     let (code, out, err) =
         run_jdb_rs(&["profile", "--attach", &jvm.address().to_string(), "--cpu", "--duration", "1s"]);

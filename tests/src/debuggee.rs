@@ -74,6 +74,16 @@ impl Agent {
         }
     }
 
+    /// The same agent with [`FREE_PORT`] in its options replaced by `port`.
+    fn with_port(&self, port: u16) -> Agent {
+        let port = port.to_string();
+        match self {
+            Agent::None => Agent::None,
+            Agent::Jdk(o) => Agent::Jdk(o.replace(FREE_PORT, &port)),
+            Agent::Path(lib, o) => Agent::Path(lib.clone(), o.replace(FREE_PORT, &port)),
+        }
+    }
+
     /// The JVM command-line option that loads this agent.
     pub fn jvm_option(&self) -> Option<OsString> {
         match self {
@@ -251,7 +261,34 @@ impl DebuggeeBuilder {
     /// Starts the JVM. If the agent listens (see
     /// [`DebuggeeBuilder::expect_listening`]), waits until it prints its
     /// address; fails with the JVM's output if it exits or stays silent.
+    /// Agent options with [`FREE_PORT`] get a free port, and another one if
+    /// the agent finds the first taken.
     pub fn spawn(self) -> Result<Debuggee> {
+        self.spawn_picking_ports(free_port)
+    }
+
+    /// [`DebuggeeBuilder::spawn`], with `pick` choosing the ports for [`FREE_PORT`].
+    fn spawn_picking_ports(self, mut pick: impl FnMut() -> u16) -> Result<Debuggee> {
+        if !self.agent.options().is_some_and(|o| o.contains(FREE_PORT)) {
+            return self.spawn_once();
+        }
+        let mut attempt = 1;
+        loop {
+            let mut builder = self.clone();
+            builder.agent = self.agent.with_port(pick());
+            match builder.spawn_once() {
+                Err(e @ Error::Exited { .. })
+                    if attempt < FREE_PORT_ATTEMPTS && e.to_string().contains("Address already in use") =>
+                {
+                    tracing::debug!(attempt, "the agent's port was taken meanwhile; starting again");
+                    attempt += 1;
+                }
+                result => return result,
+            }
+        }
+    }
+
+    fn spawn_once(self) -> Result<Debuggee> {
         let (cmd, command) = self.command()?;
         tracing::debug!(%command, "starting debuggee");
         let mut child = spawn_tied_to_process(cmd).context(|| format!("spawning `{command}`"))?;
@@ -479,10 +516,20 @@ impl Drop for Debuggee {
     }
 }
 
+/// In agent options, stands for a fixed port the rig picks when it starts the JVM: for an agent
+/// that must keep one port across sessions (the JDK's listens anew after a detach, on a new port
+/// if given port 0). The port is free when picked, but something else may take it before the JVM
+/// binds it; then [`DebuggeeBuilder::spawn`] starts the JVM again on another one.
+pub const FREE_PORT: &str = "{free_port}";
+
+/// How many times [`DebuggeeBuilder::spawn`] starts a JVM whose [`FREE_PORT`] was taken meanwhile.
+const FREE_PORT_ATTEMPTS: usize = 3;
+
 /// A free TCP port on 127.0.0.1, for setups that need a fixed port (e.g.
 /// `server=n`, where the debugger listens and the JVM connects). The port is
 /// released before returning, so another process could take it in between;
-/// prefer port 0 where the listener can report its own port.
+/// prefer port 0 where the listener can report its own port, and [`FREE_PORT`]
+/// in agent options.
 ///
 /// # Panics
 /// If no port can be bound.
@@ -696,6 +743,28 @@ mod tests {
         assert_eq!(p("Listening for transport dt_socket at address: *:5005"), "127.0.0.1:5005".parse().unwrap());
         assert_eq!(p("Listening for transport dt_socket at address: 0.0.0.0:5005"), "127.0.0.1:5005".parse().unwrap());
         assert!(parse_listen_line("Listening for transport dt_socket at address: x").is_err());
+    }
+
+    /// A [`FREE_PORT`] found taken by the time the agent binds it: the JVM is started again on
+    /// another port. Here the first pick is a port this test keeps listening on.
+    #[test]
+    fn a_free_port_taken_meanwhile_is_replaced() {
+        let taken = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let taken_port = taken.local_addr().unwrap().port();
+        let mut picks = Vec::new();
+        let builder = Debuggee::builder("Hello")
+            .agent(Agent::jdk(format!("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:{FREE_PORT}")));
+        let jvm = builder
+            .spawn_picking_ports(|| {
+                let port = if picks.is_empty() { taken_port } else { free_port() };
+                picks.push(port);
+                port
+            })
+            .expect("the second port works");
+        assert_eq!((picks.len(), picks[0]), (2, taken_port), "the taken port, then another: {picks:?}");
+        assert_eq!(jvm.port(), picks[1]);
+        assert!(!jvm.command_line().contains(FREE_PORT), "{}", jvm.command_line());
+        drop(taken);
     }
 
     #[test]

@@ -39,7 +39,9 @@ mod java;
 mod spawn;
 pub mod wire;
 
-pub use debuggee::{Agent, DEFAULT_JDK_AGENT_OPTIONS, DEFAULT_TIMEOUT, Debuggee, DebuggeeBuilder, Stream, free_port};
+pub use debuggee::{
+    Agent, DEFAULT_JDK_AGENT_OPTIONS, DEFAULT_TIMEOUT, Debuggee, DebuggeeBuilder, FREE_PORT, Stream, free_port,
+};
 pub use error::{Error, Result};
 pub use java::{
     CompiledClasses, compile_java_sources, fixture_line, fixture_source_dir, fixtures, fixtures_cache_root, java_home,

@@ -31,7 +31,7 @@ use jdwp_protocol::{
     suspend_status,
 };
 use test_rig::wire::RawSession;
-use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee, fixture_line, free_port};
+use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee, FREE_PORT, fixture_line};
 
 /// Debuggers that come and go.
 const CYCLES: usize = 100;
@@ -347,5 +347,5 @@ fn a_hundred_debuggers_come_and_go_and_the_program_finishes_normally() {
 fn the_same_cycles_against_the_jdk_agent() {
     // The JDK's agent listens anew after each session, on a new port when given port 0: give it a
     // fixed one.
-    run_cycles(Agent::jdk(format!("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:{}", free_port())), true);
+    run_cycles(Agent::jdk(format!("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:{FREE_PORT}")), true);
 }

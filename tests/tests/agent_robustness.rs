@@ -38,7 +38,7 @@ use jdwp_protocol::{
 };
 use jdwp_transports::{Packet, PacketKind, PacketReader, TransportError, handshake_as_debugger};
 use test_rig::wire::{RawSession, WireError};
-use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee, fixture_line, free_port};
+use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee, FREE_PORT, fixture_line};
 
 /// Generous: the tests must pass on a loaded 2-core machine. Every wait is on a reply, an event, an
 /// end of stream or an exit, bounded by this.
@@ -94,7 +94,7 @@ impl Jvm {
             // The JDK's agent closes its listening socket while a debugger is attached and opens it
             // again afterwards, on a new port when given port 0: give it a fixed one.
             Which::Jdk => {
-                (Agent::jdk(format!("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:{}", free_port())), None)
+                (Agent::jdk(format!("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:{FREE_PORT}")), None)
             }
         };
         // Where the JVM writes its crash report, if it crashes: not the working directory.

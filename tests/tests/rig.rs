@@ -14,7 +14,7 @@ use std::{
 
 use test_rig::{
     Agent, Debuggee, Error, Stream, compile_java_sources, fixture_line, fixture_source_dir, fixtures,
-    fixtures_cache_root, free_port,
+    fixtures_cache_root,
 };
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -208,9 +208,10 @@ fn jdk_agent_reports_port_and_completes_handshake() {
 
 #[test]
 fn server_n_agent_connects_to_a_listening_debugger() {
-    // The debugger listens on a port chosen up front and the VM dials in.
-    let port = free_port();
-    let listener = TcpListener::bind(("127.0.0.1", port)).unwrap();
+    // The debugger listens (on a port of its own: no window for another process to take it) and the
+    // VM dials in.
+    let listener = TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = listener.local_addr().unwrap().port();
     let jvm = Debuggee::builder("Hello")
         .agent(Agent::jdk(format!("transport=dt_socket,server=n,suspend=y,address=127.0.0.1:{port}")))
         .spawn()
