@@ -82,7 +82,10 @@ fn deadlocks_command_in_a_session_sets_exit_status_3() {
 
 #[test]
 fn attach_failure_is_one_line_and_status_1() {
-    let port = test_rig::free_port();
+    // A port bound but not listening (held, so that no one else can listen on it meanwhile).
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = held.local_addr().unwrap().port();
     let (code, out, err) = run_jdb_rs(&["deadlocks", "--attach", &format!("127.0.0.1:{port}")]);
     assert_eq!(code, 1, "{out}{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");

@@ -67,8 +67,10 @@ async fn until(what: &str, mut cond: impl FnMut() -> bool) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attach_failures_are_typed_and_clear() {
-    // Refused: a port nobody listens on any more.
-    let port = test_rig::free_port();
+    // Refused: a port bound but not listening (held, so that no one else can listen on it meanwhile).
+    let held = tokio::net::TcpSocket::new_v4().unwrap();
+    held.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let port = held.local_addr().unwrap().port();
     let err = jdi::attach(&format!("127.0.0.1:{port}"), Some(common::TIMEOUT)).await.err().unwrap();
     match &err {
         JdiError::Transport(TransportError::Io { source, .. }) => {
