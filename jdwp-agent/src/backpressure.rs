@@ -153,7 +153,8 @@ impl<P: Park> Backlog<P> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::cell::{Cell, RefCell};
+    use std::cell::{Cell, OnceCell, RefCell};
+    use std::rc::Rc;
     use std::sync::Arc;
 
     /// A park that never sleeps: when the waiter would, it runs `helper` (what the event helper
@@ -218,7 +219,7 @@ mod tests {
     fn past_the_bound_the_poster_waits_until_the_helper_drains_to_the_low_mark() {
         // The helper, as the fake runs it while the poster waits: takes one event at a time.
         let taken = Arc::new(AtomicUsize::new(0));
-        let backlog: Arc<std::sync::OnceLock<Backlog<FakePark>>> = Arc::new(std::sync::OnceLock::new());
+        let backlog: Rc<OnceCell<Backlog<FakePark>>> = Rc::new(OnceCell::new());
         let helper = {
             let (backlog, taken) = (backlog.clone(), taken.clone());
             move || {
@@ -247,7 +248,7 @@ mod tests {
 
     #[test]
     fn a_composite_larger_than_the_bound_is_queued_and_its_poster_waits_for_it_to_drain() {
-        let backlog: Arc<std::sync::OnceLock<Backlog<FakePark>>> = Arc::new(std::sync::OnceLock::new());
+        let backlog: Rc<OnceCell<Backlog<FakePark>>> = Rc::new(OnceCell::new());
         let helper = {
             let backlog = backlog.clone();
             move || {

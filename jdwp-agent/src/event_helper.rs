@@ -306,6 +306,11 @@ impl EventHelper {
                     // The helper always answers, even when it drops the job; an error means it is gone.
                     let _ = rx.recv();
                 } else if over && room {
+                    // Tests wait for this line: the bound was reached and the program waits.
+                    tracing::debug!(
+                        cap = crate::backpressure::CAP,
+                        "event backlog at its bound: an application thread waits for the event helper"
+                    );
                     BACKLOG.wait_for_room();
                 }
                 Ok(())
