@@ -534,13 +534,20 @@ fn run_job(agent: &Agent, jni: Jni, job: Job) {
 fn handle(agent: &Agent, jni: Jni, job: Job) {
     match job {
         Job::Deliver { policy, thread, events, done, self_suspend, session } => {
+            /// Counts the events out however their delivery ends (even by a panic, which
+            /// `run_job` catches): a count left behind would make threads wait for good.
+            struct CountOut(usize);
+            impl Drop for CountOut {
+                fn drop(&mut self) {
+                    BACKLOG.take(self.0);
+                }
+            }
+            let _count_out = CountOut(events.len());
             let self_suspended = match (&self_suspend, thread) {
                 (Some(flag), Some(t)) => Some((flag.1, flag.wait_suspended(agent, t.0))),
                 _ => None,
             };
-            let n = events.len();
             send_composite(agent, jni, policy, thread, events, self_suspended, Some(session));
-            BACKLOG.take(n);
             if let Some(done) = done {
                 let _ = done.send(());
             }
