@@ -13,8 +13,11 @@
 //! * **Agent threads** (the session thread, the event helper) are never suspended, so they may
 //!   hold locks across VM calls. Lock order: `Session::order` → `threads` → `ids`/`fields`/`methods`.
 //! * An application thread may **wait** only where no agent lock is held and nothing an agent thread
-//!   needs stays taken: the one such wait, in `java.lang.Thread.resume` ([`crate::app_resume`]),
-//!   waits on `threads`' condition variable, which releases that lock while waiting.
+//!   needs stays taken. There are two such waits: in `java.lang.Thread.resume`
+//!   ([`crate::app_resume`]), on `threads`' condition variable, which releases that lock while
+//!   waiting; and in an event callback when the event helper's queue is at its bound
+//!   ([`crate::backpressure`]), on that module's own lock, which no agent thread holds across
+//!   anything.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

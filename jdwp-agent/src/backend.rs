@@ -53,6 +53,8 @@ impl Backend for AgentBackend {
 
     fn attached(&self, session: &Arc<Session>) {
         tracing::info!("debugger attached");
+        // Composites still queued for an earlier debugger are not this one's.
+        crate::event_helper::session_changed();
         self.agent.set_session(Some(session.clone()));
         if let Ok(jni) = self.agent.jni() {
             crate::app_resume::session_started(self.agent, jni);
@@ -68,6 +70,9 @@ impl Backend for AgentBackend {
             // nothing.
             let _order = session.order();
             agent.set_session(None);
+            // What is still queued for this debugger is dropped (references freed), not sent to
+            // the next one.
+            crate::event_helper::session_changed();
         }
         // Events held by the debugger that left are not held for the next one.
         crate::hold::release();

@@ -455,7 +455,15 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
                 release(t, events);
             }
         }
-    } else if let Err((t, events)) = helper.deliver(policy, event_thread, events, wait) {
+    } else if let Err((t, events)) = helper.deliver(
+        policy,
+        event_thread,
+        events,
+        wait,
+        // Past the helper's bound, an application thread whose event suspends nothing waits for
+        // room (see `crate::backpressure`), holding nothing: no agent lock is taken here.
+        crate::backpressure::waits_for_room(agent_thread, wait),
+    ) {
         release(t, events);
     }
     if policy != SuspendPolicy::None && !thread.is_null() && !agent_thread {

@@ -11,11 +11,17 @@
 //! resume. (A thread the debugger has no ID for yet, and the VM death event, take the older path:
 //! the callback waits until the composite is sent and the suspension requested, and the thread
 //! stops when it returns into the VM.) Events that suspend nothing are handed over without
-//! waiting, as the JDK's agent does.
+//! waiting, as the JDK's agent does, up to a bound: past [`crate::backpressure::CAP`] events
+//! waiting here, an application thread that posts one waits for the helper to catch up (a
+//! debugger that stops reading, or holds events, costs the program time, not memory).
+//!
+//! Each composite is tagged with the session it was matched for ([`session_changed`]): one that
+//! is still queued when its debugger leaves is dropped (its references freed), never sent to the
+//! next debugger.
 
 use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
@@ -23,7 +29,8 @@ use jdwp_protocol::commands::event::{Composite, Event};
 use jdwp_protocol::{ErrorCode, Location, MethodId, ReferenceTypeId, SuspendPolicy, ThreadId, TypeTag, Value, codec};
 use jni_sys::{jfieldID, jmethodID};
 
-use crate::agent::{Agent, GlobalRef, ID_SIZES, JvmtiSuspend, lock};
+use crate::agent::{Agent, GlobalRef, ID_SIZES, JvmtiSuspend};
+use crate::backpressure::Backlog;
 use crate::events::filter::Request;
 use crate::jni::Jni;
 
@@ -212,6 +219,8 @@ pub enum Job {
         /// Set when the event thread suspends itself instead of waiting for `done` (see
         /// [`EventHelper::deliver_self_suspending`]).
         self_suspend: Option<Arc<SelfSuspend>>,
+        /// The session the events were matched for (see [`session_changed`]).
+        session: u64,
     },
     /// Undo the JVMTI state behind requests that a count expired during event filtering.
     Cleanup(Vec<Arc<Request>>),
@@ -230,30 +239,59 @@ pub enum Job {
 /// for it to release.
 pub type Undelivered = (Option<GlobalRef>, Vec<RawEvent>);
 
+/// Events handed to the helper and not yet sent or dropped (queued, or held back): see
+/// [`crate::backpressure`].
+static BACKLOG: Backlog<crate::backpressure::CondvarPark> = Backlog::new();
+
+/// The current session's number, tagged on every composite when it is queued: bumped when a
+/// debugger attaches and when it leaves, so that composites queued for a debugger that has left
+/// are dropped rather than sent to the next one.
+static SESSION: AtomicU64 = AtomicU64::new(0);
+
+/// A debugger attached or left (called before an attach is made known, and under the session's
+/// order lock when it leaves).
+pub fn session_changed() {
+    SESSION.fetch_add(1, Ordering::SeqCst);
+}
+
 /// The handle callbacks use to reach the helper thread.
 pub struct EventHelper {
-    tx: std::sync::Mutex<mpsc::Sender<Job>>,
+    tx: mpsc::Sender<Job>,
 }
 
 impl EventHelper {
     pub fn new() -> (EventHelper, mpsc::Receiver<Job>) {
         let (tx, rx) = mpsc::channel();
-        (EventHelper { tx: std::sync::Mutex::new(tx) }, rx)
+        (EventHelper { tx }, rx)
     }
 
     /// Queues a job; gives it back if the helper is gone.
     fn send(&self, job: Job) -> Result<(), Job> {
-        lock(&self.tx).send(job).map_err(|e| e.0)
+        self.tx.send(job).map_err(|e| e.0)
+    }
+
+    /// Queues a composite, counted in the backlog; gives it back (counted out) if the helper is
+    /// gone. Returns whether the backlog is past its bound.
+    fn send_counted(&self, job: Job) -> Result<bool, Job> {
+        let n = match &job {
+            Job::Deliver { events, .. } => events.len(),
+            _ => 0,
+        };
+        let over = BACKLOG.add(n);
+        self.send(job).map(|()| over).inspect_err(|_| BACKLOG.take(n))
     }
 
     /// Hands a composite over; with `wait`, returns once it is sent (or dropped because nobody
-    /// listens). Returns the events if the helper is gone.
+    /// listens). With `room` (an application thread that does not `wait`), returns only once the
+    /// helper's backlog is within its bound (see [`crate::backpressure`]); the composite is queued
+    /// before that wait. Returns the events if the helper is gone.
     pub fn deliver(
         &self,
         policy: SuspendPolicy,
         thread: Option<GlobalRef>,
         events: Vec<RawEvent>,
         wait: bool,
+        room: bool,
     ) -> Result<(), Undelivered> {
         let (done, done_rx) = if wait {
             let (tx, rx) = mpsc::sync_channel(1);
@@ -261,11 +299,19 @@ impl EventHelper {
         } else {
             (None, None)
         };
-        match self.send(Job::Deliver { policy, thread, events, done, self_suspend: None }) {
-            Ok(()) => {
+        let session = SESSION.load(Ordering::SeqCst);
+        match self.send_counted(Job::Deliver { policy, thread, events, done, self_suspend: None, session }) {
+            Ok(over) => {
                 if let Some(rx) = done_rx {
                     // The helper always answers, even when it drops the job; an error means it is gone.
                     let _ = rx.recv();
+                } else if over && room {
+                    // Tests wait for this line: the bound was reached and the program waits.
+                    tracing::debug!(
+                        cap = crate::backpressure::CAP,
+                        "event backlog at its bound: an application thread waits for the event helper"
+                    );
+                    BACKLOG.wait_for_room();
                 }
                 Ok(())
             }
@@ -293,10 +339,18 @@ impl EventHelper {
         let (thread, id) = thread;
         let flag = Arc::new(SelfSuspend(AtomicU8::new(state), id));
         let (done, done_rx) = mpsc::sync_channel(1);
-        let job =
-            Job::Deliver { policy, thread: Some(thread), events, done: Some(done), self_suspend: Some(flag.clone()) };
-        match self.send(job) {
-            Ok(()) => Ok((flag, done_rx)),
+        let session = SESSION.load(Ordering::SeqCst);
+        let job = Job::Deliver {
+            policy,
+            thread: Some(thread),
+            events,
+            done: Some(done),
+            self_suspend: Some(flag.clone()),
+            session,
+        };
+        // This thread waits for its event (suspended): it is counted, and never waits for room.
+        match self.send_counted(job) {
+            Ok(_) => Ok((flag, done_rx)),
             Err(Job::Deliver { thread, events, .. }) => Err((thread, events)),
             Err(_) => unreachable!("send gives back the job it was given"),
         }
@@ -479,12 +533,21 @@ fn run_job(agent: &Agent, jni: Jni, job: Job) {
 
 fn handle(agent: &Agent, jni: Jni, job: Job) {
     match job {
-        Job::Deliver { policy, thread, events, done, self_suspend } => {
+        Job::Deliver { policy, thread, events, done, self_suspend, session } => {
+            /// Counts the events out however their delivery ends (even by a panic, which
+            /// `run_job` catches): a count left behind would make threads wait for good.
+            struct CountOut(usize);
+            impl Drop for CountOut {
+                fn drop(&mut self) {
+                    BACKLOG.take(self.0);
+                }
+            }
+            let _count_out = CountOut(events.len());
             let self_suspended = match (&self_suspend, thread) {
                 (Some(flag), Some(t)) => Some((flag.1, flag.wait_suspended(agent, t.0))),
                 _ => None,
             };
-            send_composite(agent, jni, policy, thread, events, self_suspended);
+            send_composite(agent, jni, policy, thread, events, self_suspended, Some(session));
             if let Some(done) = done {
                 let _ = done.send(());
             }
@@ -492,7 +555,7 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
         Job::Cleanup(requests) => crate::commands::event_request::forget_requests(agent, jni, &requests),
         Job::Unloads => {
             for (policy, events) in crate::events::unload::take_unloads(agent, jni) {
-                send_composite(agent, jni, policy, None, events, None);
+                send_composite(agent, jni, policy, None, events, None, None);
             }
         }
         // Kept by `run` until due.
@@ -510,6 +573,7 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
 
 /// Delivers one composite and releases its references. `self_suspended`: the event thread (this
 /// ID) suspended itself for it (whether that worked), see [`EventHelper::deliver_self_suspending`].
+/// `session`: the session it was matched for, if not the current one's.
 fn send_composite(
     agent: &Agent,
     jni: Jni,
@@ -517,8 +581,9 @@ fn send_composite(
     thread: Option<GlobalRef>,
     events: Vec<RawEvent>,
     self_suspended: Option<(ThreadId, bool)>,
+    session: Option<u64>,
 ) {
-    if let Err(e) = deliver(agent, jni, policy, thread, &events, self_suspended) {
+    if let Err(e) = deliver(agent, jni, policy, thread, &events, self_suspended, session) {
         tracing::debug!(?e, "event not delivered");
     }
     for event in events {
@@ -536,6 +601,7 @@ fn deliver(
     thread: Option<GlobalRef>,
     raw: &[RawEvent],
     self_suspended: Option<(ThreadId, bool)>,
+    matched_for: Option<u64>,
 ) -> Result<(), ErrorCode> {
     /// Whatever happens (an error, even a panic), a self-suspending event thread is counted or let
     /// go when delivery ends.
@@ -548,7 +614,7 @@ fn deliver(
         }
     }
     let end = EndSelfSuspend(JvmtiSuspend { agent, jni }, self_suspended);
-    deliver_counted(agent, jni, policy, thread, raw, &end.0)
+    deliver_counted(agent, jni, policy, thread, raw, &end.0, matched_for)
 }
 
 fn deliver_counted(
@@ -558,7 +624,13 @@ fn deliver_counted(
     thread: Option<GlobalRef>,
     raw: &[RawEvent],
     ops: &JvmtiSuspend<'_>,
+    matched_for: Option<u64>,
 ) -> Result<(), ErrorCode> {
+    // Matched for a debugger that has left: dropped, whoever listens now.
+    let current = |matched_for: Option<u64>| matched_for.is_none_or(|s| s == SESSION.load(Ordering::SeqCst));
+    if !current(matched_for) {
+        return Ok(());
+    }
     let Some(session) = agent.session() else { return Ok(()) };
     let mut events = Vec::with_capacity(raw.len());
     for r in raw {
@@ -577,7 +649,7 @@ fn deliver_counted(
     let _order = session.order();
     // The debugger may have left since the look above: its detach (under the same lock) resumed
     // every thread, and suspending now would leave the VM stopped with no one to resume it.
-    if !agent.session().is_some_and(|current| Arc::ptr_eq(&current, &session)) {
+    if !agent.session().is_some_and(|now| Arc::ptr_eq(&now, &session)) || !current(matched_for) {
         return Ok(());
     }
     match policy {

@@ -7,6 +7,10 @@
 //!
 //! A debugger that leaves while holding events must not leave them held for the next one (nor
 //! keep the VM from exiting): detaching and VM death call [`release`].
+//!
+//! Held events count against the helper's bound ([`crate::backpressure`]): once it is reached,
+//! application threads posting events wait until the release, so a hold costs the program time,
+//! not memory (as with the JDK's agent, whose threads wait for room in its queue).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -22,6 +22,7 @@ mod agent_properties;
 mod allow;
 mod app_resume;
 mod backend;
+mod backpressure;
 mod callbacks;
 mod commands;
 pub mod dispatch;
