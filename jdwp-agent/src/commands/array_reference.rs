@@ -4,7 +4,7 @@
 //! empty one, starts at the length), and a length of -1 means "to the end".
 
 use jdwp_protocol::commands::array_reference::*;
-use jdwp_protocol::{ArrayId, ArrayRegion, ErrorCode, ObjectId, Tag, Value};
+use jdwp_protocol::{ArrayId, ArrayRegion, ErrorCode, Tag, Value};
 use jni_sys::jobject;
 
 use crate::agent::Agent;
@@ -14,7 +14,7 @@ use jdwp_protocol::commands as c;
 
 /// An array by ID, with its class signature (`[I`, `[Ljava/lang/String;`, ...).
 fn array(agent: &Agent, jni: Jni, id: ArrayId) -> Result<(jobject, String), ErrorCode> {
-    let obj = agent.non_null_object(jni, ObjectId(id.0))?;
+    let obj = agent.array(jni, id)?;
     let class = jni.get_object_class(obj)?;
     let (signature, _) = agent.jvmti.get_class_signature(class)?;
     jni.delete_local_ref(class);

@@ -12,7 +12,7 @@ use jdwp_protocol::commands::event_request::*;
 use jdwp_protocol::{ErrorCode, EventKind, FieldId, Location};
 use jni_sys::{jclass, jfieldID, jmethodID};
 
-use crate::agent::{Agent, lock};
+use crate::agent::{Agent, FieldScope, lock};
 use crate::dispatch::Entry;
 use crate::events::breakpoints::{self, Watch};
 use crate::events::filter::Request;
@@ -69,14 +69,7 @@ fn breakpoint_target(agent: &Agent, jni: Jni, loc: &Location) -> Result<(jmethod
 /// Checks a location's class and method (the method must be the class's own).
 fn location_method(agent: &Agent, jni: Jni, loc: &Location) -> Result<jmethodID, ErrorCode> {
     let class = agent.class(jni, loc.class_id.into())?;
-    let method = agent.method(loc.method_id)?;
-    let declaring = agent.jvmti.get_method_declaring_class(method)?;
-    let same = jni.is_same_object(class, declaring);
-    jni.delete_local_ref(declaring);
-    if !same {
-        return Err(ErrorCode::INVALID_METHODID);
-    }
-    Ok(method)
+    agent.method_of(jni, class, loc.method_id)
 }
 
 /// What a request needs in JVMTI, resolved from its modifiers before anything is set up.
@@ -115,8 +108,10 @@ fn plan(agent: &Agent, jni: Jni, cmd: &Set) -> Result<Plan, ErrorCode> {
                 agent.class(jni, *exception_or_null)?;
             }
             Modifier::FieldOnly { declaring, field_id } => {
+                // The field must be the type's own: JVMTI looks a field up in the class it is
+                // given, and crashes on one that has no such field (an array type, say).
                 let class = agent.class(jni, *declaring)?;
-                let field = agent.field(*field_id)?;
+                let field = agent.field_of(jni, class, *field_id, FieldScope::Declared, None)?;
                 let watch = match kind {
                     EventKind::FieldAccess => Some(Watch::Access),
                     EventKind::FieldModification => Some(Watch::Modification),

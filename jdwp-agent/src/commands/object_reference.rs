@@ -96,10 +96,7 @@ pub fn is_collected(agent: &Agent, cmd: IsCollected) -> Result<IsCollectedReply,
 
 pub fn string_value(agent: &Agent, cmd: ValueCmd) -> Result<ValueReply, ErrorCode> {
     let jni = agent.jni()?;
-    let obj = agent.non_null_object(jni, cmd.string_object)?;
-    if !jni.is_instance_of(obj, agent.known()?.string.0) {
-        return Err(ErrorCode::INVALID_STRING);
-    }
+    let obj = agent.string(jni, cmd.string_object)?;
     let units = jni.get_string_utf16(obj)?;
     Ok(ValueReply { string_value: String::from_utf16_lossy(&units) })
 }
