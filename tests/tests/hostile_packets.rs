@@ -244,3 +244,337 @@ fn is_collected_of_null_and_the_version_reply_are_the_jdks_agents() {
     assert_eq!(ours, jdk, "vmVersion and the description's JVM lines");
     assert!(!ours.lines().next().unwrap().contains('+'), "vmVersion is java.version, not the build: {ours}");
 }
+
+// ---------------------------------------------------------------------------------------------
+// Every kind of ID where every other kind is wanted
+// ---------------------------------------------------------------------------------------------
+
+/// The live samples: one ID of each kind the spec distinguishes, and null.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sample {
+    Null,
+    String,
+    Thread,
+    ThreadGroup,
+    /// An `int[5]`.
+    Array,
+    Module,
+    /// `java.lang.Object`.
+    Class,
+    /// `java.lang.Runnable`.
+    Interface,
+    /// `[I`.
+    ArrayType,
+}
+
+const SAMPLES: [Sample; 9] = [
+    Sample::Null,
+    Sample::String,
+    Sample::Thread,
+    Sample::ThreadGroup,
+    Sample::Array,
+    Sample::Module,
+    Sample::Class,
+    Sample::Interface,
+    Sample::ArrayType,
+];
+
+/// What a parameter wants, as the spec types it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Wants {
+    Thread,
+    ThreadGroup,
+    String,
+    Array,
+    ClassLoader,
+    ClassObject,
+    Module,
+    ReferenceType,
+    ClassType,
+    InterfaceType,
+    ArrayType,
+}
+
+/// The spec's answer for `sample` where `wants` is wanted (`NONE`: the sample is of that kind).
+fn spec_answer(wants: Wants, sample: Sample) -> ErrorCode {
+    use ErrorCode as E;
+    let is_type = matches!(sample, Sample::Class | Sample::Interface | Sample::ArrayType);
+    match wants {
+        Wants::Thread if sample == Sample::Thread => E::NONE,
+        Wants::Thread => E::INVALID_THREAD,
+        Wants::ThreadGroup if sample == Sample::ThreadGroup => E::NONE,
+        Wants::ThreadGroup => E::INVALID_THREAD_GROUP,
+        Wants::String if sample == Sample::String => E::NONE,
+        Wants::String => E::INVALID_STRING,
+        Wants::Array if sample == Sample::Array => E::NONE,
+        Wants::Array => E::INVALID_ARRAY,
+        // Null is the bootstrap loader.
+        Wants::ClassLoader if sample == Sample::Null => E::NONE,
+        Wants::ClassLoader => E::INVALID_CLASS_LOADER,
+        Wants::Module if sample == Sample::Module => E::NONE,
+        Wants::Module => E::INVALID_MODULE,
+        Wants::ClassObject | Wants::ReferenceType if is_type => E::NONE,
+        Wants::ClassType if sample == Sample::Class => E::NONE,
+        Wants::InterfaceType if sample == Sample::Interface => E::NONE,
+        Wants::ArrayType if sample == Sample::ArrayType => E::NONE,
+        // A type of the wrong sort where an array type is wanted: the array type is what is wrong.
+        Wants::ArrayType if is_type => E::INVALID_ARRAY,
+        Wants::ClassObject | Wants::ReferenceType | Wants::ClassType | Wants::InterfaceType | Wants::ArrayType => {
+            E::INVALID_CLASS
+        }
+    }
+}
+
+/// A command's set, command and body.
+type RawCommand = (u8, u8, Vec<u8>);
+
+/// One typed parameter of one command: the command with `id` in that parameter.
+struct Row {
+    label: &'static str,
+    wants: Wants,
+    /// The command's packet for an ID (set, command, body).
+    packet: Box<dyn Fn(&Target, u64) -> RawCommand>,
+    /// What the JDK's agent does differently, for which samples, and why.
+    jdk: fn(Sample) -> Option<Jdk>,
+}
+
+/// Where the JDK's agent parts from the spec's answer.
+#[derive(Clone, Copy, Debug)]
+enum Jdk {
+    Answers(ErrorCode, &'static str),
+    /// Not sent to it: it crashes or hangs, as the reason says.
+    Skip(&'static str),
+}
+
+fn body<C: jdwp_protocol::Command>(t: &Target, command: &C) -> RawCommand {
+    (C::SET, C::CMD, codec::encode_body(command, t.s.id_sizes()))
+}
+
+fn rows(invoke: (jdwp_protocol::MethodId, ThreadId)) -> Vec<Row> {
+    use jdwp_protocol::commands::{
+        array_reference as ar, array_type as at, class_loader_reference as clr, class_object_reference as cor,
+        class_type as ct, interface_type as it, module_reference as mr, string_reference as sr,
+    };
+    use jdwp_protocol::{ArrayId, ArrayTypeId, ClassId, ClassLoaderId, ClassObjectId, InterfaceId, ModuleId};
+    fn same(_: Sample) -> Option<Jdk> {
+        None
+    }
+    /// The JDK's agent passes null on to JVMTI or JNI where it does not check the kind of null.
+    fn null_crashes(s: Sample) -> Option<Jdk> {
+        (s == Sample::Null).then_some(Jdk::Skip("it hands null on to JVMTI or JNI unchecked"))
+    }
+    let (method_id, main) = invoke;
+    vec![
+        Row {
+            label: "ThreadReference.Name",
+            wants: Wants::Thread,
+            packet: Box::new(|t, id| body(t, &tr::Name { thread: ThreadId(id) })),
+            jdk: |s| {
+                (s == Sample::Null)
+                    .then_some(Jdk::Answers(ErrorCode::NONE, "takes null for the current thread (its own)"))
+            },
+        },
+        Row {
+            label: "ThreadGroupReference.Name",
+            wants: Wants::ThreadGroup,
+            packet: Box::new(|t, id| body(t, &tg::Name { group: jdwp_protocol::ThreadGroupId(id) })),
+            jdk: null_crashes,
+        },
+        Row {
+            label: "ThreadGroupReference.Children",
+            wants: Wants::ThreadGroup,
+            packet: Box::new(|t, id| body(t, &tg::Children { group: jdwp_protocol::ThreadGroupId(id) })),
+            jdk: null_crashes,
+        },
+        Row {
+            label: "StringReference.Value",
+            wants: Wants::String,
+            packet: Box::new(|t, id| body(t, &sr::ValueCmd { string_object: ObjectId(id) })),
+            jdk: null_crashes,
+        },
+        Row {
+            label: "ArrayReference.Length",
+            wants: Wants::Array,
+            packet: Box::new(|t, id| body(t, &ar::Length { array_object: ArrayId(id) })),
+            jdk: null_crashes,
+        },
+        Row {
+            label: "ClassLoaderReference.VisibleClasses",
+            wants: Wants::ClassLoader,
+            packet: Box::new(|t, id| body(t, &clr::VisibleClasses { class_loader_object: ClassLoaderId(id) })),
+            jdk: same,
+        },
+        Row {
+            label: "ClassObjectReference.ReflectedType",
+            wants: Wants::ClassObject,
+            packet: Box::new(|t, id| body(t, &cor::ReflectedType { class_object: ClassObjectId(id) })),
+            jdk: |_| Some(Jdk::Skip("it does not check: the VM exits (status 1) on a String")),
+        },
+        Row {
+            label: "ModuleReference.Name",
+            wants: Wants::Module,
+            packet: Box::new(|t, id| body(t, &mr::Name { module: ModuleId(id) })),
+            jdk: |s| {
+                (s != Sample::Module)
+                    .then_some(Jdk::Skip("it does not check modules: JNI calls Module.getName on anything"))
+            },
+        },
+        Row {
+            label: "ReferenceType.Signature",
+            wants: Wants::ReferenceType,
+            packet: Box::new(|t, id| body(t, &rt::Signature { ref_type: ReferenceTypeId(id) })),
+            jdk: same,
+        },
+        Row {
+            label: "ClassType.Superclass",
+            wants: Wants::ClassType,
+            packet: Box::new(|t, id| body(t, &ct::Superclass { clazz: ClassId(id) })),
+            jdk: |s| match s {
+                Sample::Interface | Sample::ArrayType => {
+                    Some(Jdk::Answers(ErrorCode::NONE, "takes any type: null for an interface, Object for [I"))
+                }
+                _ => null_crashes(s),
+            },
+        },
+        Row {
+            label: "ArrayType.NewInstance",
+            wants: Wants::ArrayType,
+            packet: Box::new(|t, id| body(t, &at::NewInstance { arr_type: ArrayTypeId(id), length: 1 })),
+            jdk: |s| match s {
+                Sample::Class | Sample::Interface => Some(Jdk::Answers(
+                    ErrorCode::TYPE_MISMATCH,
+                    "answers a type that is no array type with TYPE_MISMATCH, which the spec does not list here",
+                )),
+                _ => null_crashes(s),
+            },
+        },
+        Row {
+            label: "InterfaceType.InvokeMethod",
+            wants: Wants::InterfaceType,
+            packet: Box::new(move |t, id| {
+                let cmd =
+                    it::InvokeMethod { clazz: InterfaceId(id), thread: main, method_id, arguments: vec![], options: 0 };
+                body(t, &cmd)
+            }),
+            jdk: |s| match s {
+                Sample::Class | Sample::ArrayType => {
+                    Some(Jdk::Skip("it takes a class for an interface and calls the interface's method on it"))
+                }
+                _ => null_crashes(s),
+            },
+        },
+        Row {
+            label: "EventRequest.Set ThreadOnly",
+            wants: Wants::Thread,
+            packet: Box::new(|t, id| {
+                let set = er::Set {
+                    event_kind: EventKind::ClassPrepare,
+                    suspend_policy: jdwp_protocol::SuspendPolicy::None,
+                    modifiers: vec![er::Modifier::ThreadOnly { thread: ThreadId(id) }],
+                };
+                body(t, &set)
+            }),
+            jdk: |s| (s == Sample::Null).then_some(Jdk::Skip("the VM exits (status 1) on a null thread filter")),
+        },
+        Row {
+            label: "EventRequest.Set ClassOnly",
+            wants: Wants::ReferenceType,
+            packet: Box::new(|t, id| {
+                let set = er::Set {
+                    event_kind: EventKind::ClassPrepare,
+                    suspend_policy: jdwp_protocol::SuspendPolicy::None,
+                    modifiers: vec![er::Modifier::ClassOnly { clazz: ReferenceTypeId(id) }],
+                };
+                body(t, &set)
+            }),
+            jdk: |s| (s == Sample::Null).then_some(Jdk::Skip("as with a null thread filter, the VM exits, we expect")),
+        },
+    ]
+}
+
+fn wrong_kinds_everywhere(which: Which) {
+    let mut t = Target::start(which);
+    let string = t.string().0;
+    let thread = t.main.0;
+    let group = t.must(&tr::ThreadGroup { thread: t.main }).group.0;
+    let int_array = t.class("[I");
+    let array = t.must(&jdwp_protocol::commands::array_type::NewInstance { arr_type: int_array.into(), length: 5 });
+    t.must(&or::DisableCollection { object: array.new_array.id });
+    let module = t.must(&vm::AllModules {}).modules[0].0;
+    let object_class = t.class("Ljava/lang/Object;");
+    let runnable = t.class("Ljava/lang/Runnable;");
+    let run = t.must(&rt::Methods { ref_type: runnable }).declared;
+    let run = run.iter().find(|m| m.name == "run").expect("Runnable.run").method_id;
+    let id = |s: Sample| match s {
+        Sample::Null => 0,
+        Sample::String => string,
+        Sample::Thread => thread,
+        Sample::ThreadGroup => group,
+        Sample::Array => array.new_array.id.0,
+        Sample::Module => module,
+        Sample::Class => object_class.0,
+        Sample::Interface => runnable.0,
+        Sample::ArrayType => int_array.0,
+    };
+    let mut failures = Vec::new();
+    let mut requests = Vec::new();
+    for row in rows((run, t.main)) {
+        for sample in SAMPLES {
+            let spec = spec_answer(row.wants, sample);
+            let (want, why) = match (which, (row.jdk)(sample)) {
+                (Which::Jdk, Some(Jdk::Skip(why))) => {
+                    eprintln!("{which:?}: {}: {sample:?}: not sent: {why}", row.label);
+                    continue;
+                }
+                (Which::Jdk, Some(Jdk::Answers(code, why))) => (code, why),
+                _ => (spec, "the spec's answer"),
+            };
+            // Only the kind checks are under test: a right kind would go on to do things.
+            if spec == ErrorCode::NONE {
+                continue;
+            }
+            let (set, cmd, b) = (row.packet)(&t, id(sample));
+            let reply = t.send_packet(set, cmd, b);
+            let got = error_of(&reply);
+            if got == ErrorCode::NONE && row.label.starts_with("EventRequest") {
+                let r: er::SetReply = codec::decode_body(&reply.body, t.s.id_sizes()).unwrap();
+                requests.push(r.request_id);
+            }
+            eprintln!("{which:?}: {}: {sample:?}: {got:?} (want {want:?}: {why})", row.label);
+            if got != want {
+                failures.push(format!("{}: {sample:?}: {got:?}, want {want:?} ({why})", row.label));
+            }
+        }
+    }
+    for request_id in requests {
+        t.must(&er::Clear { event_kind: EventKind::ClassPrepare, request_id });
+    }
+    assert!(failures.is_empty(), "{which:?} agent:\n{}", failures.join("\n"));
+    t.finish();
+}
+
+fn error_of(reply: &Packet) -> ErrorCode {
+    match reply.kind {
+        PacketKind::Reply { error } => error,
+        PacketKind::Command { .. } => unreachable!("send_raw returns replies"),
+    }
+}
+
+impl Target {
+    fn send_packet(&mut self, set: u8, cmd: u8, body: Vec<u8>) -> Packet {
+        let what = format!("command {set}/{cmd}");
+        let reply = self.s.send_raw(Packet::command(0, set, cmd, body)).unwrap_or_else(|e| self.died(&what, e));
+        self.assert_alive(&what);
+        reply
+    }
+}
+
+#[test]
+fn every_typed_parameter_refuses_ids_of_other_kinds_under_our_agent() {
+    wrong_kinds_everywhere(Which::Ours);
+}
+
+#[test]
+fn every_typed_parameter_refuses_ids_of_other_kinds_under_the_jdks_agent() {
+    wrong_kinds_everywhere(Which::Jdk);
+}
