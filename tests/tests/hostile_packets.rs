@@ -327,13 +327,15 @@ fn spec_answer(wants: Wants, sample: Sample) -> ErrorCode {
 
 /// A command's set, command and body.
 type RawCommand = (u8, u8, Vec<u8>);
+/// A command with a given ID in the parameter under test.
+type MakePacket = Box<dyn Fn(&Target, u64) -> RawCommand>;
 
 /// One typed parameter of one command: the command with `id` in that parameter.
 struct Row {
     label: &'static str,
     wants: Wants,
     /// The command's packet for an ID (set, command, body).
-    packet: Box<dyn Fn(&Target, u64) -> RawCommand>,
+    packet: MakePacket,
     /// What the JDK's agent does differently, for which samples, and why.
     jdk: fn(Sample) -> Option<Jdk>,
 }
