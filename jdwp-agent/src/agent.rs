@@ -308,7 +308,8 @@ impl Agent {
                 jni.delete_local_ref(class);
                 return Ok(if is_array? { Named::Instance } else { Named::Other });
             }
-            Kind::ClassObject | Kind::ReferenceType | Kind::ClassType | Kind::InterfaceType | Kind::ArrayType => {
+            Kind::ClassObject | Kind::ReferenceType => known.class.0,
+            Kind::ClassType | Kind::InterfaceType | Kind::ArrayType => {
                 if !jni.is_instance_of(obj, known.class.0) {
                     return Ok(Named::Other);
                 }

@@ -71,18 +71,20 @@ pub enum Named {
     Nothing,
     /// ID 0.
     Null,
-    /// An object of the kind's class (for kinds that are not types).
+    /// An object of the kind's class: for [`Kind::ClassObject`] and [`Kind::ReferenceType`], which
+    /// take every class object, any `java.lang.Class`.
     Instance,
     /// An object of another class; for the type kinds, an object that is not a class object.
     Other,
-    /// A class object reflecting this (asked for the type kinds and [`Kind::ClassObject`] only).
+    /// A class object reflecting this (asked for the kinds that take one sort of type only).
     Type(TypeKind),
 }
 
 impl Kind {
-    /// Whether the kind names types, so that the lookup must tell what a class object reflects.
-    pub fn is_type(self) -> bool {
-        matches!(self, Kind::ReferenceType | Kind::ClassType | Kind::InterfaceType | Kind::ArrayType)
+    /// Whether the kind takes only one sort of type, so that the lookup must tell what a class
+    /// object reflects (two JVMTI calls the other kinds do without).
+    pub fn is_one_sort_of_type(self) -> bool {
+        matches!(self, Kind::ClassType | Kind::InterfaceType | Kind::ArrayType)
     }
 
     /// The error for an object of another kind (and, but for the class loader, for null).
@@ -125,7 +127,7 @@ pub fn check(kind: Kind, named: Named) -> Result<(), ErrorCode> {
         Named::Nothing => Err(kind.unknown()),
         Named::Null if kind == Kind::ClassLoader => Ok(()),
         Named::Null => Err(kind.wrong_kind()),
-        Named::Instance if kind == Kind::Object || !(kind.is_type() || kind == Kind::ClassObject) => Ok(()),
+        Named::Instance if !kind.is_one_sort_of_type() => Ok(()),
         Named::Type(t) if kind.accepts_type(t) => Ok(()),
         // A class of the wrong sort where an array type was wanted: the array is what is wrong
         // (as the JDK's agent answers `ArrayType.NewInstance`).
@@ -188,6 +190,14 @@ mod tests {
         assert_eq!(check(Kind::Throwable, Named::Other), Err(ErrorCode::INVALID_OBJECT));
         for kind in [Kind::ClassObject, Kind::ReferenceType, Kind::ClassType, Kind::InterfaceType, Kind::ArrayType] {
             assert_eq!(check(kind, Named::Other), Err(ErrorCode::INVALID_CLASS), "{kind:?}: not a class object");
+        }
+        // Any class object is a reference type or a class object; the other type kinds must know
+        // which sort of type it is.
+        assert_eq!(check(Kind::ClassObject, Named::Instance), Ok(()));
+        assert_eq!(check(Kind::ReferenceType, Named::Instance), Ok(()));
+        for kind in [Kind::ClassType, Kind::InterfaceType, Kind::ArrayType] {
+            assert!(kind.is_one_sort_of_type());
+            assert_eq!(check(kind, Named::Instance), Err(ErrorCode::INVALID_CLASS), "{kind:?}");
         }
     }
 

@@ -112,8 +112,8 @@ impl Target {
     }
 
     /// The VM still works: commands answer, and the program runs to its normal end once the main
-    /// thread is interrupted and the VM resumed.
-    fn finish(mut self) {
+    /// thread is interrupted and the VM resumed. Returns the VM's output.
+    fn finish(mut self) -> String {
         let which = self.which;
         let main = self.main;
         assert_eq!(self.must(&tr::Name { thread: main }).thread_name, "main", "{which:?} agent");
@@ -128,6 +128,7 @@ impl Target {
         });
         assert!(status.success(), "{which:?} agent: exit status {status}\n{}", self.debuggee.output_text());
         assert!(self.debuggee.stdout_text().contains("HostileTarget interrupted"), "{which:?} agent");
+        self.debuggee.output_text()
     }
 
     fn class(&mut self, signature: &str) -> ReferenceTypeId {

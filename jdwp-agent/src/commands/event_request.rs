@@ -69,7 +69,9 @@ fn breakpoint_target(agent: &Agent, jni: Jni, loc: &Location) -> Result<(jmethod
 /// Checks a location's class and method (the method must be the class's own).
 fn location_method(agent: &Agent, jni: Jni, loc: &Location) -> Result<jmethodID, ErrorCode> {
     let class = agent.class(jni, loc.class_id.into())?;
-    agent.method_of(jni, class, loc.method_id)
+    let method = agent.method_of(jni, class, loc.method_id);
+    jni.delete_local_ref(class);
+    method
 }
 
 /// What a request needs in JVMTI, resolved from its modifiers before anything is set up.
@@ -83,17 +85,19 @@ enum Plan {
 fn plan(agent: &Agent, jni: Jni, cmd: &Set) -> Result<Plan, ErrorCode> {
     let kind = cmd.event_kind;
     let mut plan = Plan::Nothing;
+    // A checked reference only the check needs: one at a time, however many modifiers there are.
+    let release = |r: jni_sys::jobject| jni.delete_local_ref(r);
     // Check everything the modifiers name before anything is set up.
     for m in &cmd.modifiers {
         match m {
             Modifier::ThreadOnly { thread } => {
-                agent.thread(jni, *thread)?;
+                release(agent.thread(jni, *thread)?);
             }
             Modifier::ClassOnly { clazz } => {
-                agent.class(jni, *clazz)?;
+                release(agent.class(jni, *clazz)?);
             }
             Modifier::InstanceOnly { instance } if !instance.is_null() => {
-                agent.non_null_object(jni, *instance)?;
+                release(agent.non_null_object(jni, *instance)?);
             }
             Modifier::LocationOnly { loc } if kind == EventKind::Breakpoint => {
                 let (method, index) = breakpoint_target(agent, jni, loc)?;
@@ -105,7 +109,7 @@ fn plan(agent: &Agent, jni: Jni, cmd: &Set) -> Result<Plan, ErrorCode> {
                 location_method(agent, jni, loc)?;
             }
             Modifier::ExceptionOnly { exception_or_null, .. } if !exception_or_null.is_null() => {
-                agent.class(jni, *exception_or_null)?;
+                release(agent.class(jni, *exception_or_null)?);
             }
             Modifier::FieldOnly { declaring, field_id } => {
                 // The field must be the type's own: JVMTI looks a field up in the class it is
@@ -119,12 +123,16 @@ fn plan(agent: &Agent, jni: Jni, cmd: &Set) -> Result<Plan, ErrorCode> {
                 };
                 if let (Some(watch), Plan::Nothing) = (watch, &plan) {
                     plan = Plan::Watch(watch, class, declaring.0, *field_id, field.jfield());
+                } else {
+                    release(class);
                 }
             }
             Modifier::Step { thread, .. } => {
                 let t = agent.thread(jni, *thread)?;
                 if matches!(plan, Plan::Nothing) {
                     plan = Plan::Step(t);
+                } else {
+                    release(t);
                 }
             }
             _ => {}

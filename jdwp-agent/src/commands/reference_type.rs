@@ -243,15 +243,17 @@ pub fn module(agent: &Agent, cmd: Module) -> Result<ModuleReply, ErrorCode> {
 pub fn set_static_values(agent: &Agent, cmd: SetStaticValues) -> Result<SetStaticValuesReply, ErrorCode> {
     let jni = agent.jni()?;
     let c = agent.class_type(jni, cmd.clazz)?;
-    let mut writes = Vec::with_capacity(cmd.values.len());
-    for fv in &cmd.values {
-        let field = agent.field_of(jni, c, fv.field_id, FieldScope::Member, Some(true))?;
-        let value = crate::values::checked_jvalue(agent, jni, &field.signature, field.class.0, &fv.value)?;
-        writes.push((field, value));
-    }
-    for (field, value) in writes {
-        crate::values::write_static(jni, &field, value)?;
-    }
+    let field = |id| agent.field_of(jni, c, id, FieldScope::Member, Some(true));
+    super::check_then_write(
+        jni,
+        &cmd.values,
+        |fv| {
+            let f = field(fv.field_id)?;
+            let value = crate::values::checked_jvalue(agent, jni, &f.signature, f.class.0, &fv.value)?;
+            Ok((value, fv.value.tag().is_object()))
+        },
+        |fv, value| crate::values::write_static(jni, &field(fv.field_id)?, value),
+    )?;
     Ok(SetStaticValuesReply {})
 }
 

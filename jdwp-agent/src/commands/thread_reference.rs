@@ -233,10 +233,12 @@ pub fn group_children(agent: &Agent, cmd: tg::Children) -> Result<tg::ChildrenRe
         if !agent.is_agent_thread(jni, t) {
             child_threads.push(agent.thread_id(jni, t)?);
         }
+        jni.delete_local_ref(t);
     }
     let mut child_groups = Vec::with_capacity(groups.len());
     for &c in groups.iter() {
         child_groups.push(ThreadGroupId(agent.object_id(jni, c)?.0));
+        jni.delete_local_ref(c);
     }
     Ok(tg::ChildrenReply { child_threads, child_groups })
 }
