@@ -24,11 +24,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 
 use crate::jvmti::sys::jthread;
-use jdwp_protocol::{ErrorCode, FieldId, FrameId, IdSizes, MethodId, ObjectId, ReferenceTypeId, Tag, ThreadId};
+use jdwp_protocol::{
+    ArrayId, ArrayTypeId, ClassId, ClassLoaderId, ClassObjectId, ErrorCode, FieldId, FrameId, IdSizes, InterfaceId,
+    MethodId, ModuleId, ObjectId, ReferenceTypeId, Tag, ThreadGroupId, ThreadId,
+};
 use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
 use crate::events::requests::RequestTable;
 use crate::id_hash::IdMap;
+use crate::id_kinds::{Kind, Named, TypeKind};
 use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
 use crate::options::Options;
@@ -54,6 +58,7 @@ pub struct KnownClasses {
     pub thread_group: GlobalRef,
     pub class_loader: GlobalRef,
     pub throwable: GlobalRef,
+    pub module: GlobalRef,
 }
 
 /// Everything the agent knows, for the life of the VM.
@@ -264,31 +269,137 @@ impl Agent {
         if local.is_null() { Err(ErrorCode::INVALID_OBJECT) } else { Ok(local) }
     }
 
-    /// Like [`Agent::object`], but null is an error.
-    pub fn non_null_object(&self, jni: Jni, id: ObjectId) -> Result<jobject, ErrorCode> {
-        let obj = self.object(jni, id)?;
-        if obj.is_null() { Err(ErrorCode::INVALID_OBJECT) } else { Ok(obj) }
-    }
+    // ---- checked lookups: one per kind of parameter the spec types ------------------------------
+    //
+    // Every ID a command takes from the debugger is resolved by one of these, which check it names
+    // what the spec says it must before JNI or JVMTI see it (see `crate::id_kinds`). Each returns a
+    // local reference (dying with the command's local frame).
 
-    /// A class by reference type ID, checked to really be a class object. As with the JDK's agent,
-    /// an ID that names no object is `INVALID_OBJECT`, and null or another kind of object is
-    /// `INVALID_CLASS`.
-    pub fn class(&self, jni: Jni, id: ReferenceTypeId) -> Result<jclass, ErrorCode> {
-        let obj = self.object(jni, ObjectId(id.0))?;
-        if obj.is_null() || !jni.is_instance_of(obj, self.known()?.class.0) {
-            return Err(ErrorCode::INVALID_CLASS);
+    /// The object `id` names, checked to be of `kind`: a local reference, null only for the
+    /// bootstrap class loader.
+    pub fn checked(&self, jni: Jni, id: ObjectId, kind: Kind) -> Result<jobject, ErrorCode> {
+        let obj = match self.object(jni, id) {
+            Ok(obj) => obj,
+            Err(_) => return crate::id_kinds::check(kind, Named::Nothing).map(|()| std::ptr::null_mut()),
+        };
+        let named = if obj.is_null() { Named::Null } else { self.classify(jni, obj, kind)? };
+        match crate::id_kinds::check(kind, named) {
+            Ok(()) => Ok(obj),
+            Err(e) => {
+                if !obj.is_null() {
+                    jni.delete_local_ref(obj);
+                }
+                Err(e)
+            }
         }
-        Ok(obj)
     }
 
-    /// A thread by ID, checked to really be a thread: `INVALID_OBJECT` for an ID that names no
-    /// object, `INVALID_THREAD` for null or another kind of object (as the JDK's agent answers).
+    /// What a live object is, as far as the check for `kind` needs to know.
+    fn classify(&self, jni: Jni, obj: jobject, kind: Kind) -> Result<Named, ErrorCode> {
+        let known = self.known()?;
+        let class = match kind {
+            Kind::Object => return Ok(Named::Instance),
+            Kind::Thread => known.thread.0,
+            Kind::ThreadGroup => known.thread_group.0,
+            Kind::ClassLoader => known.class_loader.0,
+            Kind::String => known.string.0,
+            Kind::Module => known.module.0,
+            Kind::Throwable => known.throwable.0,
+            Kind::Array => {
+                let class = jni.get_object_class(obj)?;
+                let is_array = self.jvmti.is_array_class(class);
+                jni.delete_local_ref(class);
+                return Ok(if is_array? { Named::Instance } else { Named::Other });
+            }
+            Kind::ClassObject | Kind::ReferenceType => known.class.0,
+            Kind::ClassType | Kind::InterfaceType | Kind::ArrayType => {
+                if !jni.is_instance_of(obj, known.class.0) {
+                    return Ok(Named::Other);
+                }
+                use crate::jvmti::sys::{JVMTI_CLASS_STATUS_ARRAY, JVMTI_CLASS_STATUS_PRIMITIVE};
+                let status = self.jvmti.get_class_status(obj)?;
+                let plain = status & (JVMTI_CLASS_STATUS_ARRAY | JVMTI_CLASS_STATUS_PRIMITIVE) == 0;
+                let is_interface = plain && self.jvmti.is_interface(obj)?;
+                return Ok(Named::Type(TypeKind::from_status(status, is_interface)));
+            }
+        };
+        Ok(if jni.is_instance_of(obj, class) { Named::Instance } else { Named::Other })
+    }
+
+    /// An object that must exist (null is `INVALID_OBJECT`).
+    pub fn non_null_object(&self, jni: Jni, id: ObjectId) -> Result<jobject, ErrorCode> {
+        self.checked(jni, id, Kind::Object)
+    }
+
+    /// Any reference type (class, interface, array type; primitive types pass too, as with the
+    /// JDK's agent). As with the JDK's agent, an ID that names no object is `INVALID_OBJECT`, and
+    /// null or another kind of object is `INVALID_CLASS`.
+    pub fn class(&self, jni: Jni, id: ReferenceTypeId) -> Result<jclass, ErrorCode> {
+        self.checked(jni, ObjectId(id.0), Kind::ReferenceType)
+    }
+
+    /// A class type: not an interface, an array type or a primitive type (`INVALID_CLASS`).
+    pub fn class_type(&self, jni: Jni, id: ClassId) -> Result<jclass, ErrorCode> {
+        self.checked(jni, ObjectId(id.0), Kind::ClassType)
+    }
+
+    /// An interface type (`INVALID_CLASS` otherwise).
+    pub fn interface_type(&self, jni: Jni, id: InterfaceId) -> Result<jclass, ErrorCode> {
+        self.checked(jni, ObjectId(id.0), Kind::InterfaceType)
+    }
+
+    /// An array type: `INVALID_CLASS` for an object that is no class, `INVALID_ARRAY` for another
+    /// type.
+    pub fn array_type(&self, jni: Jni, id: ArrayTypeId) -> Result<jclass, ErrorCode> {
+        self.checked(jni, ObjectId(id.0), Kind::ArrayType)
+    }
+
+    /// A `java.lang.Class` object, whatever it reflects (`INVALID_CLASS` otherwise, as the JDK's
+    /// agent answers).
+    pub fn class_object(&self, jni: Jni, id: ClassObjectId) -> Result<jclass, ErrorCode> {
+        self.checked(jni, ObjectId(id.0), Kind::ClassObject)
+    }
+
+    /// A thread by ID, checked to really be a thread the debugger may see: `INVALID_OBJECT` for an
+    /// ID that names no object, `INVALID_THREAD` for null, another kind of object (as the JDK's
+    /// agent answers) or one of the agent's own threads.
     pub fn thread(&self, jni: Jni, id: ThreadId) -> Result<jthread, ErrorCode> {
-        let obj = self.object(jni, ObjectId(id.0))?;
-        if obj.is_null() || !jni.is_instance_of(obj, self.known()?.thread.0) {
+        let t = self.checked(jni, ObjectId(id.0), Kind::Thread)?;
+        if self.is_agent_thread(jni, t) {
+            jni.delete_local_ref(t);
             return Err(ErrorCode::INVALID_THREAD);
         }
-        Ok(obj)
+        Ok(t)
+    }
+
+    /// A thread group (`INVALID_THREAD_GROUP` for null or another kind of object).
+    pub fn thread_group(&self, jni: Jni, id: ThreadGroupId) -> Result<jobject, ErrorCode> {
+        self.checked(jni, ObjectId(id.0), Kind::ThreadGroup)
+    }
+
+    /// A class loader; null is the bootstrap loader (`INVALID_CLASS_LOADER` for another object).
+    pub fn class_loader(&self, jni: Jni, id: ClassLoaderId) -> Result<jobject, ErrorCode> {
+        self.checked(jni, ObjectId(id.0), Kind::ClassLoader)
+    }
+
+    /// A `java.lang.String` (`INVALID_STRING` for null or another kind of object).
+    pub fn string(&self, jni: Jni, id: ObjectId) -> Result<jobject, ErrorCode> {
+        self.checked(jni, id, Kind::String)
+    }
+
+    /// An array (`INVALID_ARRAY` for null or another kind of object).
+    pub fn array(&self, jni: Jni, id: ArrayId) -> Result<jobject, ErrorCode> {
+        self.checked(jni, ObjectId(id.0), Kind::Array)
+    }
+
+    /// A `java.lang.Module` (`INVALID_MODULE` for anything else, an unknown ID included).
+    pub fn module(&self, jni: Jni, id: ModuleId) -> Result<jobject, ErrorCode> {
+        self.checked(jni, ObjectId(id.0), Kind::Module)
+    }
+
+    /// A `java.lang.Throwable` (`INVALID_OBJECT` for null or another kind of object).
+    pub fn throwable(&self, jni: Jni, id: ObjectId) -> Result<jobject, ErrorCode> {
+        self.checked(jni, id, Kind::Throwable)
     }
 
     /// The ID a thread already has, if any: safe on any thread (the VM call comes before the lock,
@@ -378,8 +489,12 @@ impl Agent {
         Ok(())
     }
 
-    /// Whether the object is gone (`IsCollected`).
+    /// Whether the object is gone (`IsCollected`). Null is no object at all: `INVALID_OBJECT`, as
+    /// the JDK's agent answers.
     pub fn is_collected(&self, jni: Jni, id: ObjectId) -> Result<bool, ErrorCode> {
+        if id.is_null() {
+            return Err(ErrorCode::INVALID_OBJECT);
+        }
         match self.object(jni, id) {
             Ok(obj) => {
                 jni.delete_local_ref(obj);
@@ -465,6 +580,38 @@ impl Agent {
         } else {
             Err(ErrorCode::INVALID_METHODID)
         }
+    }
+
+    /// A method `class` declares: `INVALID_METHODID` for an ID the agent never handed out (a forged
+    /// one would crash the VM) or a method of another type.
+    pub fn method_of(&self, jni: Jni, class: jclass, id: MethodId) -> Result<jmethodID, ErrorCode> {
+        let method = self.method(id)?;
+        let declaring = self.jvmti.get_method_declaring_class(method)?;
+        let same = jni.is_same_object(class, declaring);
+        jni.delete_local_ref(declaring);
+        if same { Ok(method) } else { Err(ErrorCode::INVALID_METHODID) }
+    }
+
+    /// A field of `class`: one it declares ([`FieldScope::Declared`]), or one it has, declared by it
+    /// or a supertype ([`FieldScope::Member`]); `INVALID_FIELDID` otherwise. Static or instance as
+    /// `is_static` says, if it says.
+    pub fn field_of(
+        &self,
+        jni: Jni,
+        class: jclass,
+        id: FieldId,
+        scope: FieldScope,
+        is_static: Option<bool>,
+    ) -> Result<FieldEntry, ErrorCode> {
+        let field = self.field(id)?;
+        let member = match scope {
+            FieldScope::Declared => jni.is_same_object(class, field.class.0),
+            FieldScope::Member => jni.is_assignable_from(class, field.class.0),
+        };
+        if !member || is_static.is_some_and(|s| s != field.is_static) {
+            return Err(ErrorCode::INVALID_FIELDID);
+        }
+        Ok(field)
     }
 
     /// The ID of a field of `class` (agent-assigned; each also knows its type and owner).
@@ -591,6 +738,15 @@ pub struct ObjectTable {
     suspend_pinned: bool,
     /// The platform and application loaders, once seen (see `Agent::loader_kind`).
     builtin_loaders: Vec<GlobalRef>,
+}
+
+/// Which fields of a type [`Agent::field_of`] accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldScope {
+    /// Declared by the type itself.
+    Declared,
+    /// Declared by the type or one of its supertypes.
+    Member,
 }
 
 /// A field as the agent hands it out.

@@ -43,8 +43,7 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock, mpsc};
 use jdwp_protocol::codec::encode_body;
 use jdwp_protocol::commands::{class_type as ct, interface_type as it, object_reference as or};
 use jdwp_protocol::{
-    ErrorCode, MethodId, ObjectId, ReferenceTypeId, SuspendPolicy, TaggedObjectId, ThreadId, Value, invoke_options,
-    modifiers,
+    ErrorCode, MethodId, ObjectId, SuspendPolicy, TaggedObjectId, ThreadId, Value, invoke_options, modifiers,
 };
 use jni_sys::{JNIEnv, jclass, jmethodID, jobject, jvalue};
 
@@ -401,32 +400,13 @@ impl MethodInfo {
     }
 }
 
-/// A class by ID: `INVALID_OBJECT` for an unknown ID, `INVALID_CLASS` for another object, as the
-/// JDK's agent answers.
-fn class_ref(agent: &Agent, jni: Jni, id: ReferenceTypeId) -> Result<jclass, ErrorCode> {
-    let obj = agent.object(jni, ObjectId(id.0))?;
-    if obj.is_null() || !jni.is_instance_of(obj, agent.known()?.class.0) {
-        return Err(ErrorCode::INVALID_CLASS);
-    }
-    Ok(obj)
-}
-
-/// The thread to invoke in: `INVALID_OBJECT` for an unknown ID, `INVALID_THREAD` for null, another
-/// object or an agent thread.
-fn thread_ref(agent: &Agent, jni: Jni, id: ThreadId) -> Result<jthread, ErrorCode> {
-    let obj = agent.object(jni, ObjectId(id.0))?;
-    if obj.is_null() || !jni.is_instance_of(obj, agent.known()?.thread.0) || agent.is_agent_thread(jni, obj) {
-        return Err(ErrorCode::INVALID_THREAD);
-    }
-    Ok(obj)
-}
-
 /// `ObjectReference.InvokeMethod`: an instance method, virtually or not.
 pub fn invoke_instance(agent: &Agent, cmd: &or::InvokeMethod) -> Result<(), ErrorCode> {
     let jni = agent.jni()?;
     let object = agent.non_null_object(jni, cmd.object)?;
-    let thread = thread_ref(agent, jni, cmd.thread)?;
-    class_ref(agent, jni, cmd.clazz.into())?;
+    let thread = agent.thread(jni, cmd.thread)?;
+    // Any reference type: JDI names the method's declaring type, an interface for a default method.
+    agent.class(jni, cmd.clazz.into())?;
     let m = method_info(agent, cmd.method_id)?;
     // Constructors and initializers are not methods to call on an object; a method of another
     // class would be looked up in the wrong vtable.
@@ -442,8 +422,8 @@ pub fn invoke_instance(agent: &Agent, cmd: &or::InvokeMethod) -> Result<(), Erro
 /// `ClassType.InvokeMethod`: a static method of the class or a superclass.
 pub fn invoke_class_static(agent: &Agent, cmd: &ct::InvokeMethod) -> Result<(), ErrorCode> {
     let jni = agent.jni()?;
-    let class = class_ref(agent, jni, cmd.clazz.into())?;
-    let thread = thread_ref(agent, jni, cmd.thread)?;
+    let class = agent.class_type(jni, cmd.clazz)?;
+    let thread = agent.thread(jni, cmd.thread)?;
     let m = method_info(agent, cmd.method_id)?;
     let member = jni.is_same_object(class, m.declaring)
         || (jni.is_assignable_from(class, m.declaring) && !agent.jvmti.is_interface(m.declaring)?);
@@ -457,8 +437,8 @@ pub fn invoke_class_static(agent: &Agent, cmd: &ct::InvokeMethod) -> Result<(), 
 /// `ClassType.NewInstance`: a constructor of the class itself.
 pub fn new_instance(agent: &Agent, cmd: &ct::NewInstance) -> Result<(), ErrorCode> {
     let jni = agent.jni()?;
-    let class = class_ref(agent, jni, cmd.clazz.into())?;
-    let thread = thread_ref(agent, jni, cmd.thread)?;
+    let class = agent.class_type(jni, cmd.clazz)?;
+    let thread = agent.thread(jni, cmd.thread)?;
     let m = method_info(agent, cmd.method_id)?;
     // A superclass's constructor would leave the subclass's fields unset.
     if m.name != "<init>" || !jni.is_same_object(class, m.declaring) {
@@ -471,11 +451,8 @@ pub fn new_instance(agent: &Agent, cmd: &ct::NewInstance) -> Result<(), ErrorCod
 /// `InterfaceType.InvokeMethod`: a static method the interface declares (not its initializer).
 pub fn invoke_interface_static(agent: &Agent, cmd: &it::InvokeMethod) -> Result<(), ErrorCode> {
     let jni = agent.jni()?;
-    let class = class_ref(agent, jni, cmd.clazz.into())?;
-    if !agent.jvmti.is_interface(class)? {
-        return Err(ErrorCode::INVALID_CLASS);
-    }
-    let thread = thread_ref(agent, jni, cmd.thread)?;
+    let class = agent.interface_type(jni, cmd.clazz)?;
+    let thread = agent.thread(jni, cmd.thread)?;
     let m = method_info(agent, cmd.method_id)?;
     if !m.is_static() || m.name == "<clinit>" || !jni.is_same_object(class, m.declaring) {
         return Err(ErrorCode::INVALID_METHODID);

@@ -30,6 +30,7 @@ mod event_helper;
 pub mod events;
 pub mod hold;
 mod id_hash;
+pub mod id_kinds;
 mod invoke;
 pub mod jni;
 pub mod jvmti;

@@ -457,6 +457,7 @@ fn load_known_classes(jni: Jni) -> Result<KnownClasses, ErrorCode> {
         thread_group: class("java/lang/ThreadGroup")?,
         class_loader: class("java/lang/ClassLoader")?,
         throwable: class("java/lang/Throwable")?,
+        module: class("java/lang/Module")?,
     })
 }
 

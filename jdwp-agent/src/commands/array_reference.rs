@@ -4,7 +4,7 @@
 //! empty one, starts at the length), and a length of -1 means "to the end".
 
 use jdwp_protocol::commands::array_reference::*;
-use jdwp_protocol::{ArrayId, ArrayRegion, ErrorCode, ObjectId, Tag, Value};
+use jdwp_protocol::{ArrayId, ArrayRegion, ErrorCode, Tag, Value};
 use jni_sys::jobject;
 
 use crate::agent::Agent;
@@ -14,7 +14,7 @@ use jdwp_protocol::commands as c;
 
 /// An array by ID, with its class signature (`[I`, `[Ljava/lang/String;`, ...).
 fn array(agent: &Agent, jni: Jni, id: ArrayId) -> Result<(jobject, String), ErrorCode> {
-    let obj = agent.non_null_object(jni, ObjectId(id.0))?;
+    let obj = agent.array(jni, id)?;
     let class = jni.get_object_class(obj)?;
     let (signature, _) = agent.jvmti.get_class_signature(class)?;
     jni.delete_local_ref(class);
@@ -39,10 +39,33 @@ pub fn checked_range(len: i32, first: i32, count: i32) -> Result<(i32, i32), Err
     Ok((first, count))
 }
 
+/// The largest reply body a JDWP packet carries: its length field is read as a signed 32-bit
+/// count (by JDI, and by the JDK's transports) and includes the 11-byte header.
+pub const MAX_REPLY_BODY: u64 = i32::MAX as u64 - 11;
+
+/// The size of a `GetValues` reply for `count` elements of this component signature: the tag and
+/// count, then each element (a tag and an ID for objects). `INVALID_LENGTH` if no packet could
+/// carry it, before anything is read or allocated.
+pub fn checked_reply_size(component: &str, count: i32) -> Result<u64, ErrorCode> {
+    let width: u64 = match component {
+        "Z" | "B" => 1,
+        "C" | "S" => 2,
+        "I" | "F" => 4,
+        "J" | "D" => 8,
+        _ => 1 + u64::from(crate::agent::ID_SIZES.object_id),
+    };
+    let size = 5 + width * u64::try_from(count).map_err(|_| ErrorCode::INVALID_LENGTH)?;
+    if size > MAX_REPLY_BODY { Err(ErrorCode::INVALID_LENGTH) } else { Ok(size) }
+}
+
+/// Reads elements. The range is checked against the array's real length, and the reply's size
+/// against what a packet can carry, so a count costs no more than the elements it names; object
+/// elements hold one local reference at a time.
 pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, ErrorCode> {
     let jni = agent.jni()?;
     let (obj, signature) = array(agent, jni, cmd.array_object)?;
     let (first, count) = checked_range(jni.get_array_length(obj)?, cmd.first_index, cmd.length)?;
+    checked_reply_size(&signature[1..], count)?;
     let n = count as usize;
     macro_rules! region {
         ($t:ty, $variant:ident, $convert:expr) => {{
@@ -78,7 +101,10 @@ pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, Error
 }
 
 /// Stores elements. The values arrive untagged, read as the component type; object values must be
-/// instances of the component type. Everything is checked before anything is stored.
+/// instances of the component type. Everything is checked before anything is stored. Object
+/// values are resolved twice (checked, then stored), each holding one local reference at a time,
+/// so that their count (up to what a packet holds) costs no JNI references; an object collected
+/// in between (nothing else holding it) fails the second pass with `INVALID_OBJECT`.
 pub fn set_values(agent: &Agent, cmd: SetValues) -> Result<SetValuesReply, ErrorCode> {
     let jni = agent.jni()?;
     let (obj, signature) = array(agent, jni, cmd.array_object)?;
@@ -108,20 +134,28 @@ pub fn set_values(agent: &Agent, cmd: SetValues) -> Result<SetValuesReply, Error
         _ => {
             let class = jni.get_object_class(obj)?;
             let component = crate::values::component_type(agent, jni, class)?;
-            let mut elements = Vec::with_capacity(values.len());
-            for v in values {
+            let element = |v: &Value| -> Result<jni_sys::jobject, ErrorCode> {
                 let Value::Object(_, id) = *v else { return Err(ErrorCode::TYPE_MISMATCH) };
                 let element = agent.object(jni, id)?;
                 if !element.is_null() && !jni.is_instance_of(element, component) {
+                    jni.delete_local_ref(element);
                     return Err(ErrorCode::TYPE_MISMATCH);
                 }
-                elements.push(element);
-            }
-            for (i, element) in (first..).zip(elements) {
-                jni.set_object_array_element(obj, i, element)?;
-                if !element.is_null() {
-                    jni.delete_local_ref(element);
+                Ok(element)
+            };
+            for v in values {
+                let e = element(v)?;
+                if !e.is_null() {
+                    jni.delete_local_ref(e);
                 }
+            }
+            for (i, v) in (first..).zip(values) {
+                let e = element(v)?;
+                let stored = jni.set_object_array_element(obj, i, e);
+                if !e.is_null() {
+                    jni.delete_local_ref(e);
+                }
+                stored?;
             }
         }
     }
@@ -151,5 +185,17 @@ mod tests {
         assert_eq!(checked_range(3, 0, 4), Err(ErrorCode::INVALID_LENGTH));
         assert_eq!(checked_range(3, 1, -2), Err(ErrorCode::INVALID_LENGTH));
         assert_eq!(checked_range(i32::MAX, 1, i32::MAX), Err(ErrorCode::INVALID_LENGTH), "no overflow");
+    }
+
+    #[test]
+    fn replies_must_fit_in_a_packet() {
+        assert_eq!(checked_reply_size("I", 3), Ok(5 + 12));
+        assert_eq!(checked_reply_size("Ljava/lang/String;", 2), Ok(5 + 18));
+        assert_eq!(checked_reply_size("[I", 1), Ok(5 + 9));
+        // The biggest byte array fits; a quarter of that many longs or objects does not.
+        assert!(checked_reply_size("B", i32::MAX - 100).is_ok());
+        assert_eq!(checked_reply_size("J", i32::MAX / 4), Err(ErrorCode::INVALID_LENGTH));
+        assert_eq!(checked_reply_size("Ljava/lang/Object;", i32::MAX / 8), Err(ErrorCode::INVALID_LENGTH));
+        assert_eq!(checked_reply_size("I", -1), Err(ErrorCode::INVALID_LENGTH));
     }
 }

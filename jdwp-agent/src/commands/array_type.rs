@@ -1,7 +1,7 @@
 //! `ArrayType` (command set 4).
 
 use jdwp_protocol::commands::array_type::*;
-use jdwp_protocol::{ErrorCode, ReferenceTypeId, Tag, TaggedObjectId};
+use jdwp_protocol::{ErrorCode, Tag, TaggedObjectId};
 
 use crate::agent::Agent;
 use crate::dispatch::Entry;
@@ -11,7 +11,7 @@ use jdwp_protocol::commands as c;
 /// A new array of the type, all zeroes or nulls.
 pub fn new_instance(agent: &Agent, cmd: NewInstance) -> Result<NewInstanceReply, ErrorCode> {
     let jni = agent.jni()?;
-    let class = agent.class(jni, ReferenceTypeId(cmd.arr_type.0))?;
+    let class = agent.array_type(jni, cmd.arr_type)?;
     let (signature, _) = agent.jvmti.get_class_signature(class)?;
     let component = signature.strip_prefix('[').ok_or(ErrorCode::INVALID_ARRAY)?;
     if cmd.length < 0 {

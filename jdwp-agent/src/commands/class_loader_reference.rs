@@ -1,7 +1,7 @@
 //! `ClassLoaderReference` (command set 14).
 
+use jdwp_protocol::ErrorCode;
 use jdwp_protocol::commands::class_loader_reference::*;
-use jdwp_protocol::{ErrorCode, ObjectId};
 
 use crate::agent::Agent;
 use crate::dispatch::Entry;
@@ -11,10 +11,7 @@ use jdwp_protocol::commands as c;
 /// delegating. The null loader is the bootstrap loader.
 pub fn visible_classes(agent: &Agent, cmd: VisibleClasses) -> Result<VisibleClassesReply, ErrorCode> {
     let jni = agent.jni()?;
-    let loader = agent.object(jni, ObjectId(cmd.class_loader_object.0))?;
-    if !loader.is_null() && !jni.is_instance_of(loader, agent.known()?.class_loader.0) {
-        return Err(ErrorCode::INVALID_CLASS_LOADER);
-    }
+    let loader = agent.class_loader(jni, cmd.class_loader_object)?;
     let list = agent.jvmti.get_class_loader_classes(loader)?;
     let mut classes = Vec::with_capacity(list.len());
     for &class in list.iter() {

@@ -1,7 +1,7 @@
 //! `ClassObjectReference` (command set 17).
 
+use jdwp_protocol::ErrorCode;
 use jdwp_protocol::commands::class_object_reference::*;
-use jdwp_protocol::{ErrorCode, ReferenceTypeId};
 
 use crate::agent::Agent;
 use crate::dispatch::Entry;
@@ -12,7 +12,7 @@ use jdwp_protocol::commands as c;
 /// agent.
 pub fn reflected_type(agent: &Agent, cmd: ReflectedType) -> Result<ReflectedTypeReply, ErrorCode> {
     let jni = agent.jni()?;
-    let class = agent.class(jni, ReferenceTypeId(cmd.class_object.0))?;
+    let class = agent.class_object(jni, cmd.class_object)?;
     Ok(ReflectedTypeReply { ref_type_tag: super::type_tag(agent, class)?, type_id: agent.class_id(jni, class)? })
 }
 

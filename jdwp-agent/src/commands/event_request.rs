@@ -12,7 +12,7 @@ use jdwp_protocol::commands::event_request::*;
 use jdwp_protocol::{ErrorCode, EventKind, FieldId, Location};
 use jni_sys::{jclass, jfieldID, jmethodID};
 
-use crate::agent::{Agent, lock};
+use crate::agent::{Agent, FieldScope, lock};
 use crate::dispatch::Entry;
 use crate::events::breakpoints::{self, Watch};
 use crate::events::filter::Request;
@@ -69,14 +69,9 @@ fn breakpoint_target(agent: &Agent, jni: Jni, loc: &Location) -> Result<(jmethod
 /// Checks a location's class and method (the method must be the class's own).
 fn location_method(agent: &Agent, jni: Jni, loc: &Location) -> Result<jmethodID, ErrorCode> {
     let class = agent.class(jni, loc.class_id.into())?;
-    let method = agent.method(loc.method_id)?;
-    let declaring = agent.jvmti.get_method_declaring_class(method)?;
-    let same = jni.is_same_object(class, declaring);
-    jni.delete_local_ref(declaring);
-    if !same {
-        return Err(ErrorCode::INVALID_METHODID);
-    }
-    Ok(method)
+    let method = agent.method_of(jni, class, loc.method_id);
+    jni.delete_local_ref(class);
+    method
 }
 
 /// What a request needs in JVMTI, resolved from its modifiers before anything is set up.
@@ -90,17 +85,19 @@ enum Plan {
 fn plan(agent: &Agent, jni: Jni, cmd: &Set) -> Result<Plan, ErrorCode> {
     let kind = cmd.event_kind;
     let mut plan = Plan::Nothing;
+    // A checked reference only the check needs: one at a time, however many modifiers there are.
+    let release = |r: jni_sys::jobject| jni.delete_local_ref(r);
     // Check everything the modifiers name before anything is set up.
     for m in &cmd.modifiers {
         match m {
             Modifier::ThreadOnly { thread } => {
-                agent.thread(jni, *thread)?;
+                release(agent.thread(jni, *thread)?);
             }
             Modifier::ClassOnly { clazz } => {
-                agent.class(jni, *clazz)?;
+                release(agent.class(jni, *clazz)?);
             }
             Modifier::InstanceOnly { instance } if !instance.is_null() => {
-                agent.non_null_object(jni, *instance)?;
+                release(agent.non_null_object(jni, *instance)?);
             }
             Modifier::LocationOnly { loc } if kind == EventKind::Breakpoint => {
                 let (method, index) = breakpoint_target(agent, jni, loc)?;
@@ -112,11 +109,13 @@ fn plan(agent: &Agent, jni: Jni, cmd: &Set) -> Result<Plan, ErrorCode> {
                 location_method(agent, jni, loc)?;
             }
             Modifier::ExceptionOnly { exception_or_null, .. } if !exception_or_null.is_null() => {
-                agent.class(jni, *exception_or_null)?;
+                release(agent.class(jni, *exception_or_null)?);
             }
             Modifier::FieldOnly { declaring, field_id } => {
+                // The field must be the type's own: JVMTI looks a field up in the class it is
+                // given, and crashes on one that has no such field (an array type, say).
                 let class = agent.class(jni, *declaring)?;
-                let field = agent.field(*field_id)?;
+                let field = agent.field_of(jni, class, *field_id, FieldScope::Declared, None)?;
                 let watch = match kind {
                     EventKind::FieldAccess => Some(Watch::Access),
                     EventKind::FieldModification => Some(Watch::Modification),
@@ -124,12 +123,16 @@ fn plan(agent: &Agent, jni: Jni, cmd: &Set) -> Result<Plan, ErrorCode> {
                 };
                 if let (Some(watch), Plan::Nothing) = (watch, &plan) {
                     plan = Plan::Watch(watch, class, declaring.0, *field_id, field.jfield());
+                } else {
+                    release(class);
                 }
             }
             Modifier::Step { thread, .. } => {
                 let t = agent.thread(jni, *thread)?;
                 if matches!(plan, Plan::Nothing) {
                     plan = Plan::Step(t);
+                } else {
+                    release(t);
                 }
             }
             _ => {}

@@ -12,11 +12,7 @@ use jdwp_protocol::commands as c;
 fn method(agent: &Agent, ref_type: ReferenceTypeId, id: MethodId) -> Result<jmethodID, ErrorCode> {
     let jni = agent.jni()?;
     let class = agent.class(jni, ref_type)?;
-    let m = agent.method(id)?;
-    let declaring = agent.jvmti.get_method_declaring_class(m)?;
-    let same = jni.is_same_object(class, declaring);
-    jni.delete_local_ref(declaring);
-    if same { Ok(m) } else { Err(ErrorCode::INVALID_METHODID) }
+    agent.method_of(jni, class, id)
 }
 
 pub fn line_table(agent: &Agent, cmd: LineTable) -> Result<LineTableReply, ErrorCode> {

@@ -62,6 +62,36 @@ pub fn type_tag(agent: &Agent, class: jclass) -> Result<TypeTag, ErrorCode> {
     })
 }
 
+/// Checks every write of a `SetValues` before any is made, then makes them, holding one JNI local
+/// reference at a time whatever the count: `check` resolves and checks one value (a `jvalue`, an
+/// object as a local reference, and whether it is one), `write` writes it. An object value is
+/// resolved twice; one collected in between (nothing else holding it) fails the second pass with
+/// `INVALID_OBJECT`.
+pub fn check_then_write<T>(
+    jni: crate::jni::Jni,
+    items: &[T],
+    check: impl Fn(&T) -> Result<(jni_sys::jvalue, bool), ErrorCode>,
+    write: impl Fn(&T, jni_sys::jvalue) -> Result<(), ErrorCode>,
+) -> Result<(), ErrorCode> {
+    let release = |(value, is_object): (jni_sys::jvalue, bool)| {
+        // SAFETY: `is_object` says the object member is the one `check` filled.
+        let obj = if is_object { unsafe { value.l } } else { std::ptr::null_mut() };
+        if !obj.is_null() {
+            jni.delete_local_ref(obj);
+        }
+    };
+    for item in items {
+        release(check(item)?);
+    }
+    for item in items {
+        let checked = check(item)?;
+        let written = write(item, checked.0);
+        release(checked);
+        written?;
+    }
+    Ok(())
+}
+
 /// JVMTI class status bits → JDWP's (the same bit values for the four JDWP defines).
 pub fn jdwp_class_status(jvmti_status: i32) -> i32 {
     jvmti_status & (class_status::VERIFIED | class_status::PREPARED | class_status::INITIALIZED | class_status::ERROR)

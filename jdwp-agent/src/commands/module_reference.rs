@@ -6,18 +6,17 @@
 use std::sync::OnceLock;
 
 use jdwp_protocol::commands::module_reference::*;
-use jdwp_protocol::{ClassLoaderId, ErrorCode, ModuleId, ObjectId};
+use jdwp_protocol::{ClassLoaderId, ErrorCode, ModuleId};
 use jni_sys::{jclass, jmethodID, jobject};
 
-use crate::agent::{Agent, GlobalRef};
+use crate::agent::Agent;
 use crate::dispatch::Entry;
 use crate::jni::{JavaType, Jni};
 use jdwp_protocol::commands as c;
 
-/// `java.lang.Module` and the methods the agent calls (bootstrap classes are never unloaded, so
+/// The methods of `java.lang.Module` the agent calls (bootstrap classes are never unloaded, so
 /// the IDs stay valid).
 struct ModuleMethods {
-    module_class: GlobalRef,
     class_get_module: usize,
     get_name: usize,
     get_class_loader: usize,
@@ -34,10 +33,8 @@ fn methods(agent: &Agent, jni: Jni) -> Result<&'static ModuleMethods, ErrorCode>
     let module = jni.find_class("java/lang/Module")?;
     let get_name = jni.get_method_id(module, "getName", "()Ljava/lang/String;")? as usize;
     let get_class_loader = jni.get_method_id(module, "getClassLoader", "()Ljava/lang/ClassLoader;")? as usize;
-    let module_class = GlobalRef(jni.new_global_ref(module)?);
     jni.delete_local_ref(module);
-    // Only the session thread gets here; were it ever to race, the loser's global reference leaks.
-    Ok(METHODS.get_or_init(|| ModuleMethods { module_class, class_get_module, get_name, get_class_loader }))
+    Ok(METHODS.get_or_init(|| ModuleMethods { class_get_module, get_name, get_class_loader }))
 }
 
 /// Calls an accessor returning an object on `obj` (a local reference, or null).
@@ -55,14 +52,10 @@ pub(crate) fn class_module(agent: &Agent, jni: Jni, class: jclass) -> Result<job
     if module.is_null() { Err(ErrorCode::INTERNAL) } else { Ok(module) }
 }
 
-/// A module by ID, checked to be a `java.lang.Module`.
+/// A module by ID, checked to be a `java.lang.Module`, and the methods to ask it with.
 fn module(agent: &Agent, jni: Jni, id: ModuleId) -> Result<(jobject, &'static ModuleMethods), ErrorCode> {
     let m = methods(agent, jni)?;
-    let obj = agent.object(jni, ObjectId(id.0)).map_err(|_| ErrorCode::INVALID_MODULE)?;
-    if obj.is_null() || !jni.is_instance_of(obj, m.module_class.0) {
-        return Err(ErrorCode::INVALID_MODULE);
-    }
-    Ok((obj, m))
+    Ok((agent.module(jni, id)?, m))
 }
 
 /// The module's name; empty for an unnamed module, as the JDK's agent answers.

@@ -31,19 +31,24 @@ pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, Error
 pub fn set_values(agent: &Agent, cmd: SetValues) -> Result<SetValuesReply, ErrorCode> {
     let jni = agent.jni()?;
     let obj = agent.non_null_object(jni, cmd.object)?;
-    let mut writes = Vec::with_capacity(cmd.values.len());
-    for fv in &cmd.values {
+    let field = |fv: &FieldValue| {
         let field = agent.field(fv.field_id)?;
         // A member of the object's class or of one of its supertypes.
         if !jni.is_instance_of(obj, field.class.0) {
             return Err(ErrorCode::INVALID_FIELDID);
         }
-        let value = crate::values::checked_jvalue(agent, jni, &field.signature, field.class.0, &fv.value)?;
-        writes.push((field, value));
-    }
-    for (field, value) in writes {
-        crate::values::write_field(jni, obj, &field, value)?;
-    }
+        Ok(field)
+    };
+    super::check_then_write(
+        jni,
+        &cmd.values,
+        |fv| {
+            let f = field(fv)?;
+            let value = crate::values::checked_jvalue(agent, jni, &f.signature, f.class.0, &fv.value)?;
+            Ok((value, fv.value.tag().is_object()))
+        },
+        |fv, value| crate::values::write_field(jni, obj, &field(fv)?, value),
+    )?;
     Ok(SetValuesReply {})
 }
 
@@ -96,10 +101,7 @@ pub fn is_collected(agent: &Agent, cmd: IsCollected) -> Result<IsCollectedReply,
 
 pub fn string_value(agent: &Agent, cmd: ValueCmd) -> Result<ValueReply, ErrorCode> {
     let jni = agent.jni()?;
-    let obj = agent.non_null_object(jni, cmd.string_object)?;
-    if !jni.is_instance_of(obj, agent.known()?.string.0) {
-        return Err(ErrorCode::INVALID_STRING);
-    }
+    let obj = agent.string(jni, cmd.string_object)?;
     let units = jni.get_string_utf16(obj)?;
     Ok(ValueReply { string_value: String::from_utf16_lossy(&units) })
 }

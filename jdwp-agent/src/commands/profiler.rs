@@ -50,11 +50,7 @@ fn cpu_start(agent: &Agent, cmd: CpuStart) -> Result<CpuStartReply, ErrorCode> {
     } else {
         let mut threads = Vec::with_capacity(cmd.threads.len());
         for &id in &cmd.threads {
-            let thread = agent.thread(jni, id)?;
-            if agent.is_agent_thread(jni, thread) {
-                return Err(ErrorCode::INVALID_THREAD);
-            }
-            threads.push(thread);
+            threads.push(agent.thread(jni, id)?);
         }
         Some(threads)
     };

@@ -7,7 +7,7 @@ use jdwp_protocol::commands::reference_type::*;
 use jdwp_protocol::{ClassId, ClassObjectId, ErrorCode, InterfaceId, ModuleId, ReferenceTypeId, modifiers};
 use jni_sys::jclass;
 
-use crate::agent::Agent;
+use crate::agent::{Agent, FieldScope};
 use crate::dispatch::Entry;
 use crate::jni::Jni;
 use jdwp_protocol::commands as c;
@@ -62,8 +62,11 @@ pub fn interfaces(agent: &Agent, cmd: Interfaces) -> Result<InterfacesReply, Err
     Ok(InterfacesReply { interfaces })
 }
 
+/// The superclass of a class type (`INVALID_CLASS` for an interface or an array type, which the
+/// JDK's agent answers with null: see spec-notes/id-checks.md).
 pub fn superclass(agent: &Agent, cmd: Superclass) -> Result<SuperclassReply, ErrorCode> {
-    let (jni, c) = class(agent, cmd.clazz.into())?;
+    let jni = agent.jni()?;
+    let c = agent.class_type(jni, cmd.clazz)?;
     let superclass = match jni.get_superclass(c) {
         Some(s) => ClassId(agent.class_id(jni, s)?.0),
         None => ClassId::NULL,
@@ -143,11 +146,8 @@ pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, Error
     let (jni, c) = class(agent, cmd.ref_type)?;
     let mut values = Vec::with_capacity(cmd.fields.len());
     for f in cmd.fields {
-        let field = agent.field(f)?;
         // Static, and declared by this type or one of its supertypes (as the spec requires).
-        if !field.is_static || !jni.is_assignable_from(c, field.class.0) {
-            return Err(ErrorCode::INVALID_FIELDID);
-        }
+        let field = agent.field_of(jni, c, f, FieldScope::Member, Some(true))?;
         values.push(crate::values::read_static(agent, jni, &field)?);
     }
     Ok(GetValuesReply { values })
@@ -241,19 +241,19 @@ pub fn module(agent: &Agent, cmd: Module) -> Result<ModuleReply, ErrorCode> {
 /// checked before any is written; final fields are written like the others, as the JDK's agent
 /// does.
 pub fn set_static_values(agent: &Agent, cmd: SetStaticValues) -> Result<SetStaticValuesReply, ErrorCode> {
-    let (jni, c) = class(agent, cmd.clazz.into())?;
-    let mut writes = Vec::with_capacity(cmd.values.len());
-    for fv in &cmd.values {
-        let field = agent.field(fv.field_id)?;
-        if !field.is_static || !jni.is_assignable_from(c, field.class.0) {
-            return Err(ErrorCode::INVALID_FIELDID);
-        }
-        let value = crate::values::checked_jvalue(agent, jni, &field.signature, field.class.0, &fv.value)?;
-        writes.push((field, value));
-    }
-    for (field, value) in writes {
-        crate::values::write_static(jni, &field, value)?;
-    }
+    let jni = agent.jni()?;
+    let c = agent.class_type(jni, cmd.clazz)?;
+    let field = |id| agent.field_of(jni, c, id, FieldScope::Member, Some(true));
+    super::check_then_write(
+        jni,
+        &cmd.values,
+        |fv| {
+            let f = field(fv.field_id)?;
+            let value = crate::values::checked_jvalue(agent, jni, &f.signature, f.class.0, &fv.value)?;
+            Ok((value, fv.value.tag().is_object()))
+        },
+        |fv, value| crate::values::write_static(jni, &field(fv.field_id)?, value),
+    )?;
     Ok(SetStaticValuesReply {})
 }
 

@@ -47,8 +47,13 @@ pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, Error
             Tag::Double => Value::Double(jvmti.get_local_double(t, depth, s.slot)?),
             Tag::Void => return Err(ErrorCode::INVALID_TAG),
             _ => {
+                // One local reference at a time, however many slots the command names.
                 let obj = jvmti.get_local_object(t, depth, s.slot)?;
-                crate::values::object_value(agent, jni, obj)?
+                let value = crate::values::object_value(agent, jni, obj);
+                if !obj.is_null() {
+                    jni.delete_local_ref(obj);
+                }
+                value?
             }
         };
         values.push(v);
@@ -87,7 +92,11 @@ pub fn set_values(agent: &Agent, cmd: SetValues) -> Result<SetValuesReply, Error
             Value::Void => return Err(ErrorCode::INVALID_TAG),
             Value::Object(_, id) => {
                 let obj = agent.object(jni, id)?;
-                jvmti.set_local_object(t, depth, slot, obj)?;
+                let set = jvmti.set_local_object(t, depth, slot, obj);
+                if !obj.is_null() {
+                    jni.delete_local_ref(obj);
+                }
+                set?;
             }
         }
     }

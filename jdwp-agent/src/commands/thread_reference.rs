@@ -10,14 +10,10 @@ use crate::jni::Jni;
 use crate::jvmti::sys::*;
 use jdwp_protocol::commands as c;
 
+/// The thread (never one of the agent's own, which do not exist for the debugger).
 fn thread(agent: &Agent, id: ThreadId) -> Result<(Jni, jthread), ErrorCode> {
     let jni = agent.jni()?;
-    let t = agent.thread(jni, id)?;
-    if agent.is_agent_thread(jni, t) {
-        // The agent's own threads do not exist for the debugger.
-        return Err(ErrorCode::INVALID_THREAD);
-    }
-    Ok((jni, t))
+    Ok((jni, agent.thread(jni, id)?))
 }
 
 pub fn name(agent: &Agent, cmd: Name) -> Result<NameReply, ErrorCode> {
@@ -167,10 +163,7 @@ pub fn owned_monitors_stack_depth_info(
 /// later fail to handle it.
 pub fn stop(agent: &Agent, cmd: Stop) -> Result<StopReply, ErrorCode> {
     let (jni, t) = thread(agent, cmd.thread)?;
-    let throwable = agent.non_null_object(jni, cmd.throwable)?;
-    if !jni.is_instance_of(throwable, agent.known()?.throwable.0) {
-        return Err(ErrorCode::INVALID_OBJECT);
-    }
+    let throwable = agent.throwable(jni, cmd.throwable)?;
     agent.jvmti.stop_thread(t, throwable)?;
     Ok(StopReply {})
 }
@@ -216,32 +209,36 @@ pub fn force_early_return(agent: &Agent, cmd: ForceEarlyReturn) -> Result<ForceE
     Ok(ForceEarlyReturnReply {})
 }
 
+/// The group's name. Every `ThreadGroupReference` command checks its group really is one: JVMTI
+/// takes any object for a thread group and crashes the VM on one that is not.
 pub fn group_name(agent: &Agent, cmd: tg::Name) -> Result<tg::NameReply, ErrorCode> {
     let jni = agent.jni()?;
-    let g = agent.non_null_object(jni, cmd.group.into()).map_err(|_| ErrorCode::INVALID_THREAD_GROUP)?;
+    let g = agent.thread_group(jni, cmd.group)?;
     Ok(tg::NameReply { group_name: agent.jvmti.get_thread_group_info(g)?.name })
 }
 
 pub fn group_parent(agent: &Agent, cmd: tg::Parent) -> Result<tg::ParentReply, ErrorCode> {
     let jni = agent.jni()?;
-    let g = agent.non_null_object(jni, cmd.group.into()).map_err(|_| ErrorCode::INVALID_THREAD_GROUP)?;
+    let g = agent.thread_group(jni, cmd.group)?;
     let parent = agent.jvmti.get_thread_group_info(g)?.parent;
     Ok(tg::ParentReply { parent_group: ThreadGroupId(agent.object_id(jni, parent)?.0) })
 }
 
 pub fn group_children(agent: &Agent, cmd: tg::Children) -> Result<tg::ChildrenReply, ErrorCode> {
     let jni = agent.jni()?;
-    let g = agent.non_null_object(jni, cmd.group.into()).map_err(|_| ErrorCode::INVALID_THREAD_GROUP)?;
+    let g = agent.thread_group(jni, cmd.group)?;
     let (threads, groups) = agent.jvmti.get_thread_group_children(g)?;
     let mut child_threads = Vec::with_capacity(threads.len());
     for &t in threads.iter() {
         if !agent.is_agent_thread(jni, t) {
             child_threads.push(agent.thread_id(jni, t)?);
         }
+        jni.delete_local_ref(t);
     }
     let mut child_groups = Vec::with_capacity(groups.len());
     for &c in groups.iter() {
         child_groups.push(ThreadGroupId(agent.object_id(jni, c)?.0));
+        jni.delete_local_ref(c);
     }
     Ok(tg::ChildrenReply { child_threads, child_groups })
 }

@@ -7,19 +7,36 @@ use crate::agent::{Agent, ID_SIZES, JvmtiSuspend};
 use crate::dispatch::Entry;
 use jdwp_protocol::commands as c;
 
+/// `vmVersion` is the `java.version` property (`17.0.15`), as the JDK's agent answers; the
+/// description names the JVMTI version the VM runs, as the JDK's agent's does. JVMTI knows only
+/// the properties the VM defines, not `java.version`, which the class library sets: that one is
+/// read as the program reads it, once.
 pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
+    static JAVA_VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let prop = |name: &str| agent.jvmti.get_system_property(name).unwrap_or_default();
     let vm_name = prop("java.vm.name");
-    let vm_version = prop("java.vm.version");
+    let vm_version = match JAVA_VERSION.get() {
+        Some(v) => v.clone(),
+        None => match live_property(agent, "java.version").filter(|v| !v.is_empty()) {
+            Some(v) => JAVA_VERSION.get_or_init(|| v).clone(),
+            None => prop("java.version"),
+        },
+    };
+    let (jvmti_major, jvmti_minor) = agent.jvmti.get_version_number().map_or((17, 0), jvmti_version);
     let description = format!(
-        "Java Debug Wire Protocol ({} {})\nJVM Debug Interface version 17.0\nJVM version {} ({}, {})",
+        "Java Debug Wire Protocol ({} {})\nJVM Debug Interface version {jvmti_major}.{jvmti_minor}\nJVM version {} ({}, {})",
         jdwp_protocol::commands::profiler::AGENT_MARKER,
         env!("CARGO_PKG_VERSION"),
-        prop("java.version"),
+        vm_version,
         vm_name,
         prop("java.vm.info"),
     );
     Ok(VersionReply { description, jdwp_major: 17, jdwp_minor: 0, vm_version, vm_name })
+}
+
+/// The major and minor numbers of a JVMTI version number (`GetVersionNumber`).
+fn jvmti_version(version: i32) -> (i32, i32) {
+    ((version >> 16) & 0x0fff, (version >> 8) & 0xff)
 }
 
 /// Loaded classes: each with its signature, generic signature, kind and status.
@@ -322,3 +339,14 @@ pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::virtual_machine::InstanceCounts => instance_counts,
     c::virtual_machine::AllModules => all_modules,
 );
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn jvmti_version_numbers_split_into_major_and_minor() {
+        // JVMTI_VERSION_11 and a JDK 17 VM's 17.0.0: the interface type bits above are left out.
+        assert_eq!(super::jvmti_version(0x3000_0000 | (11 << 16)), (11, 0));
+        assert_eq!(super::jvmti_version(0x3000_0000 | (17 << 16)), (17, 0));
+        assert_eq!(super::jvmti_version(0x3000_0000 | (9 << 16) | (1 << 8) | 2), (9, 1));
+    }
+}
