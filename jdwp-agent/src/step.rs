@@ -103,6 +103,8 @@ pub struct Origin {
     /// without a count reports step after step), single-stepping as that one was (see
     /// [`judge_step`]).
     pub continued: bool,
+    /// A frame pop of the origin frame was asked for (a step out's), so one will say when it goes.
+    pub pop_watched: bool,
 }
 
 /// Where the stepping thread is at a JVMTI single step.
@@ -227,12 +229,13 @@ pub fn catch_resumes(depth: StepDepth, origin_depth: i32, phase: Phase, catch_de
 }
 
 /// A frame pop the step asked for came, leaving the thread `after_pop_depth` frames deep:
-/// whether single-stepping resumes. A step out waits for its origin frame to go (a callee it
-/// waited for returning into the origin frame is not enough: as with the JDK's agent, a continued
-/// step out that went into a call ends only in a caller); other steps single-step again and judge
-/// where they are at the next single step.
-pub fn frame_pop_resumes(depth: StepDepth, origin_depth: i32, after_pop_depth: i32) -> bool {
-    depth != StepDepth::Out || after_pop_depth < origin_depth
+/// whether single-stepping resumes. A step out whose origin frame's pop is watched waits for that
+/// frame to go (a callee it waited for returning into the origin frame is not enough: as with the
+/// JDK's agent, a continued step out that went into a call ends only in a caller); other steps,
+/// and a step out from a frame that cannot be watched (native), single-step again and judge where
+/// they are at the next single step.
+pub fn frame_pop_resumes(depth: StepDepth, origin: &Origin, after_pop_depth: i32) -> bool {
+    depth != StepDepth::Out || !origin.pop_watched || after_pop_depth < origin.depth
 }
 
 /// The phase a step starts in: a step out with a watchable origin frame waits for its pop.
@@ -510,7 +513,15 @@ fn origin_here(agent: &Agent, thread: jthread, size: StepSize) -> Result<Origin,
     let (method, index) = agent.jvmti.get_frame_location(thread, 0)?;
     let lines = if size == StepSize::Line { line_table(agent, method) } else { Lines::default() };
     let line = if size == StepSize::Line { lines.line_at(index) } else { None };
-    Ok(Origin { depth, method: method as usize, line, lines: Arc::new(lines), exited: false, continued: false })
+    Ok(Origin {
+        depth,
+        method: method as usize,
+        line,
+        lines: Arc::new(lines),
+        exited: false,
+        continued: false,
+        pop_watched: false,
+    })
 }
 
 /// Whether a step into may stop in `method`: the request's class filters do not exclude its class,
@@ -560,14 +571,14 @@ pub fn begin(agent: &Agent, jni: Jni, thread: jthread, request: Arc<Request>) ->
     let Some(&Modifier::Step { thread: id, size, depth }) = request.step() else {
         return Err(ErrorCode::ILLEGAL_ARGUMENT);
     };
-    let origin = origin_here(agent, thread, size).map_err(|e| match e {
+    let mut origin = origin_here(agent, thread, size).map_err(|e| match e {
         ErrorCode::THREAD_NOT_ALIVE | ErrorCode::INVALID_THREAD => ErrorCode::INVALID_THREAD,
         other => other,
     })?;
     // The frame pop can be asked for only on a suspended thread, and not for a native frame;
     // otherwise single steps find the way out.
-    let watched = depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
-    let phase = starting_phase(depth, watched);
+    origin.pop_watched = depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
+    let phase = starting_phase(depth, origin.pop_watched);
     let global = GlobalRef(jni.new_global_ref(thread)?);
     let replaced = with_steps(|s| {
         s.next_serial += 1;
@@ -803,7 +814,7 @@ pub fn on_frame_pop(agent: &Agent, thread: jthread, by_exception: bool) {
     // The popping frame is still on the stack.
     let after = agent.jvmti.get_frame_count(thread).map(|n| n - 1).unwrap_or(0);
     let exited = after < step.origin.depth;
-    let resume = frame_pop_resumes(step.depth, step.origin.depth, after);
+    let resume = frame_pop_resumes(step.depth, &step.origin, after);
     tracing::debug!(after, exited, resume, phase = ?step.phase, "frame pop for a step");
     if (exited || resume)
         && update(agent, id, step.serial, |st| {
@@ -892,8 +903,9 @@ pub fn frames_popped(agent: &Agent, thread: jthread) {
 fn restart(agent: &Agent, thread: jthread, id: ThreadId, step: &Snapshot, continued: bool) {
     let Ok(mut origin) = origin_here(agent, thread, step.size) else { return };
     origin.continued = continued;
-    let watched = step.depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
-    let phase = if continued { Phase::Stepping } else { starting_phase(step.depth, watched) };
+    origin.pop_watched =
+        step.depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
+    let phase = if continued { Phase::Stepping } else { starting_phase(step.depth, origin.pop_watched) };
     if update(agent, id, step.serial, |st| {
         st.origin = origin;
         st.set_phase(phase);
@@ -939,6 +951,7 @@ mod tests {
             lines: Arc::new(lines),
             exited: false,
             continued: false,
+            pop_watched: false,
         }
     }
 
@@ -1033,11 +1046,16 @@ mod tests {
     }
 
     #[test]
-    fn a_step_out_single_steps_again_only_once_its_origin_frame_pops() {
-        assert!(frame_pop_resumes(Out, 3, 2), "the origin frame went");
-        assert!(!frame_pop_resumes(Out, 3, 3), "a callee returned into the origin frame: wait on");
-        assert!(frame_pop_resumes(Over, 3, 3), "a step over steps its frame again");
-        assert!(frame_pop_resumes(Into, 3, 4));
+    fn a_step_out_single_steps_again_only_once_its_watched_origin_frame_pops() {
+        let mut o = origin(4, 3);
+        o.pop_watched = true;
+        assert!(frame_pop_resumes(Out, &o, 2), "the origin frame went");
+        assert!(!frame_pop_resumes(Out, &o, 3), "a callee returned into the origin frame: wait on");
+        assert!(frame_pop_resumes(Over, &o, 3), "a step over steps its frame again");
+        assert!(frame_pop_resumes(Into, &o, 4));
+        // A native origin frame cannot be watched: nothing else would say when it returns.
+        o.pop_watched = false;
+        assert!(frame_pop_resumes(Out, &o, 3), "back in an unwatched origin frame: single-step on");
     }
 
     #[test]
