@@ -928,6 +928,36 @@ async fn class_unload_is_reported_after_the_loader_is_collected() {
     s.finish().await;
 }
 
+/// The JDK's agent sends class unloads with suspend policy `None`, whatever their request asks:
+/// the thread whose collection unloaded the class (typically one allocating until memory runs
+/// out) runs on. nsk/jdi's class unload tests hang otherwise, their debuggee stopped before it
+/// can say it is done. Nothing here resumes: the sentinel must come all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn class_unloads_suspend_nothing_whatever_their_request_asks() {
+    let mut s = common::start("Events", &["classes"]).await;
+    s.run_to_class_prepare("Events").await;
+    let request = EventRequest::class_unload().class_match("EventsUnloadable").suspend(SuspendPolicy::All);
+    let unload = enable(&s.vm, request).await;
+    let end = sentinel(&s.vm, "@done").await;
+    s.vm.resume().await.unwrap();
+    let mut unloaded = Vec::new();
+    loop {
+        let set = s.events.next_within(TIMEOUT).await.unwrap();
+        if set.events.iter().any(|e| end.matches(e)) {
+            break;
+        }
+        assert_eq!(set.suspend_policy, SuspendPolicy::None, "{set:?}");
+        for e in &set.events {
+            match e {
+                Event::ClassUnload { signature, .. } if unload.matches(e) => unloaded.push(signature.clone()),
+                _ => panic!("{e:?}"),
+            }
+        }
+    }
+    assert_eq!(unloaded, ["LEventsUnloadable;"]);
+    s.finish().await;
+}
+
 // ---- VM death and the end of the stream ----
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -30,7 +30,9 @@
 //! and deoptimizes its compiled frames, as OpenJDK's tests of escape analysis expect of a step,
 //! `EATests`, while a breakpoint in the caller would deoptimize only what depends on that method.)
 //! When a step completes, the next one starts where it ended (a request without a count reports
-//! step after step); when the request goes, the thread's single-step, frame pop and method entry
+//! step after step), single-stepping on as the JDK's agent does: a step out so continued ends at
+//! the next bytecode or line of its new frame, as a step over would, or in a caller (once it went
+//! into a call, only in a caller); when the request goes, the thread's single-step, frame pop and method entry
 //! events are switched off, so that it leaves interpreter-only mode.
 //!
 //! Threads: the session thread begins and ends steps (the stepping thread is then normally
@@ -97,6 +99,12 @@ pub struct Origin {
     pub lines: Arc<Lines>,
     /// The origin frame was seen to pop (a frame pop at or below its depth).
     pub exited: bool,
+    /// The step goes on from where an earlier step of the same request completed (a request
+    /// without a count reports step after step), single-stepping as that one was (see
+    /// [`judge_step`]).
+    pub continued: bool,
+    /// A frame pop of the origin frame was asked for (a step out's), so one will say when it goes.
+    pub pop_watched: bool,
 }
 
 /// Where the stepping thread is at a JVMTI single step.
@@ -138,10 +146,13 @@ pub fn judge_step(
         return if depth == StepDepth::Into && enterable() { Verdict::Complete } else { Verdict::AwaitReturn };
     }
     // Same depth: normally the origin frame.
-    if depth == StepDepth::Out {
+    if depth == StepDepth::Out && !origin.continued {
         // Only reached when the origin frame could not be watched for its pop: watch it now.
         return if here.method == origin.method { Verdict::AwaitReturn } else { Verdict::Complete };
     }
+    // A continued step out single-steps its frame as a step over would, and so ends at the next
+    // bytecode (min) or line (line) there, as with the JDK's agent, which re-bases a completed
+    // step where it ended and leaves single-stepping on (nsk/jdi's crstepreq009 counts on it).
     match (size, origin.line) {
         (StepSize::Min, _) => Verdict::Complete,
         // Began without a line: any move ends the step.
@@ -215,6 +226,16 @@ pub fn catch_resumes(depth: StepDepth, origin_depth: i32, phase: Phase, catch_de
         Phase::AwaitingReturn { .. } if depth == StepDepth::Out => catch_depth < origin_depth,
         Phase::AwaitingReturn { .. } => catch_depth <= origin_depth,
     }
+}
+
+/// A frame pop the step asked for came, leaving the thread `after_pop_depth` frames deep:
+/// whether single-stepping resumes. A step out whose origin frame's pop is watched waits for that
+/// frame to go (a callee it waited for returning into the origin frame is not enough: as with the
+/// JDK's agent, a continued step out that went into a call ends only in a caller); other steps,
+/// and a step out from a frame that cannot be watched (native), single-step again and judge where
+/// they are at the next single step.
+pub fn frame_pop_resumes(depth: StepDepth, origin: &Origin, after_pop_depth: i32) -> bool {
+    depth != StepDepth::Out || !origin.pop_watched || after_pop_depth < origin.depth
 }
 
 /// The phase a step starts in: a step out with a watchable origin frame waits for its pop.
@@ -492,7 +513,15 @@ fn origin_here(agent: &Agent, thread: jthread, size: StepSize) -> Result<Origin,
     let (method, index) = agent.jvmti.get_frame_location(thread, 0)?;
     let lines = if size == StepSize::Line { line_table(agent, method) } else { Lines::default() };
     let line = if size == StepSize::Line { lines.line_at(index) } else { None };
-    Ok(Origin { depth, method: method as usize, line, lines: Arc::new(lines), exited: false })
+    Ok(Origin {
+        depth,
+        method: method as usize,
+        line,
+        lines: Arc::new(lines),
+        exited: false,
+        continued: false,
+        pop_watched: false,
+    })
 }
 
 /// Whether a step into may stop in `method`: the request's class filters do not exclude its class,
@@ -542,14 +571,14 @@ pub fn begin(agent: &Agent, jni: Jni, thread: jthread, request: Arc<Request>) ->
     let Some(&Modifier::Step { thread: id, size, depth }) = request.step() else {
         return Err(ErrorCode::ILLEGAL_ARGUMENT);
     };
-    let origin = origin_here(agent, thread, size).map_err(|e| match e {
+    let mut origin = origin_here(agent, thread, size).map_err(|e| match e {
         ErrorCode::THREAD_NOT_ALIVE | ErrorCode::INVALID_THREAD => ErrorCode::INVALID_THREAD,
         other => other,
     })?;
     // The frame pop can be asked for only on a suspended thread, and not for a native frame;
     // otherwise single steps find the way out.
-    let watched = depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
-    let phase = starting_phase(depth, watched);
+    origin.pop_watched = depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
+    let phase = starting_phase(depth, origin.pop_watched);
     let global = GlobalRef(jni.new_global_ref(thread)?);
     let replaced = with_steps(|s| {
         s.next_serial += 1;
@@ -785,11 +814,16 @@ pub fn on_frame_pop(agent: &Agent, thread: jthread, by_exception: bool) {
     // The popping frame is still on the stack.
     let after = agent.jvmti.get_frame_count(thread).map(|n| n - 1).unwrap_or(0);
     let exited = after < step.origin.depth;
-    tracing::debug!(after, exited, phase = ?step.phase, "frame pop for a step");
-    if update(agent, id, step.serial, |st| {
-        st.origin.exited |= exited;
-        st.set_phase(Phase::Stepping);
-    }) {
+    let resume = frame_pop_resumes(step.depth, &step.origin, after);
+    tracing::debug!(after, exited, resume, phase = ?step.phase, "frame pop for a step");
+    if (exited || resume)
+        && update(agent, id, step.serial, |st| {
+            st.origin.exited |= exited;
+            if resume {
+                st.set_phase(Phase::Stepping);
+            }
+        })
+    {
         resync(agent, thread, id);
     }
 }
@@ -833,7 +867,7 @@ pub fn completed(agent: &Agent, jni: Jni, thread: jthread, request: &Request) {
     }
     let Some(id) = thread_id(agent, thread) else { return };
     if let Some(step) = snapshot(id).filter(|s| s.request.id == request.id) {
-        restart(agent, thread, id, &step);
+        restart(agent, thread, id, &step, true);
     }
 }
 
@@ -858,15 +892,20 @@ pub fn settle(agent: &Agent, thread: jthread) {
 pub fn frames_popped(agent: &Agent, thread: jthread) {
     let Some(id) = thread_id(agent, thread) else { return };
     if let Some(step) = snapshot(id) {
-        restart(agent, thread, id, &step);
+        restart(agent, thread, id, &step, false);
     }
 }
 
-/// Starts `step` again from the thread's current location.
-fn restart(agent: &Agent, thread: jthread, id: ThreadId, step: &Snapshot) {
-    let Ok(origin) = origin_here(agent, thread, step.size) else { return };
-    let watched = step.depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
-    let phase = starting_phase(step.depth, watched);
+/// Starts `step` again from the thread's current location. `continued`: it goes on after it
+/// completed there (on the thread itself, which single-steps), and keeps single-stepping as the
+/// JDK's agent does; a step out still watches its new origin frame's pop, to know when it goes.
+/// Otherwise it starts as a new step would.
+fn restart(agent: &Agent, thread: jthread, id: ThreadId, step: &Snapshot, continued: bool) {
+    let Ok(mut origin) = origin_here(agent, thread, step.size) else { return };
+    origin.continued = continued;
+    origin.pop_watched =
+        step.depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
+    let phase = if continued { Phase::Stepping } else { starting_phase(step.depth, origin.pop_watched) };
     if update(agent, id, step.serial, |st| {
         st.origin = origin;
         st.set_phase(phase);
@@ -905,7 +944,15 @@ mod tests {
     /// range of line 10 at 20 (a loop back to the first line).
     fn origin(line_index: i64, depth: i32) -> Origin {
         let lines = Lines::new(vec![(9, 12), (0, 10), (4, 11), (20, 10)]);
-        Origin { depth, method: 1, line: lines.line_at(line_index), lines: Arc::new(lines), exited: false }
+        Origin {
+            depth,
+            method: 1,
+            line: lines.line_at(line_index),
+            lines: Arc::new(lines),
+            exited: false,
+            continued: false,
+            pop_watched: false,
+        }
     }
 
     fn at(depth: i32, method: usize, index: i64) -> Here {
@@ -981,6 +1028,34 @@ mod tests {
         assert_eq!(judge(Min, Out, &o, at(2, 5, 7), false), Complete);
         // Same depth in another method: the origin frame (native) already returned.
         assert_eq!(judge(Line, Out, &o, at(3, 8, 0), false), Complete);
+    }
+
+    #[test]
+    fn a_continued_step_out_ends_at_the_next_place_in_its_frame_or_in_a_caller() {
+        // A step out without a count completed at line 11 (after a call); the next one begins
+        // there, single-stepping, as with the JDK's agent (nsk/jdi crstepreq009).
+        let mut o = origin(4, 3);
+        o.continued = true;
+        assert_eq!(judge(Min, Out, &o, at(3, 1, 5), false), Complete, "min: the next bytecode of its frame");
+        let mut line = origin(4, 3);
+        line.continued = true;
+        assert_eq!(judge(Line, Out, &line, at(3, 1, 5), false), KeepStepping, "line: still on line 11");
+        assert_eq!(judge(Line, Out, &line, at(3, 1, 9), false), Complete, "line: line 12");
+        assert_eq!(judge(Min, Out, &o, at(4, 2, 0), true), AwaitReturn, "a callee is waited out");
+        assert_eq!(judge(Min, Out, &o, at(2, 5, 7), false), Complete, "a caller");
+    }
+
+    #[test]
+    fn a_step_out_single_steps_again_only_once_its_watched_origin_frame_pops() {
+        let mut o = origin(4, 3);
+        o.pop_watched = true;
+        assert!(frame_pop_resumes(Out, &o, 2), "the origin frame went");
+        assert!(!frame_pop_resumes(Out, &o, 3), "a callee returned into the origin frame: wait on");
+        assert!(frame_pop_resumes(Over, &o, 3), "a step over steps its frame again");
+        assert!(frame_pop_resumes(Into, &o, 4));
+        // A native origin frame cannot be watched: nothing else would say when it returns.
+        o.pop_watched = false;
+        assert!(frame_pop_resumes(Out, &o, 3), "back in an unwatched origin frame: single-step on");
     }
 
     #[test]

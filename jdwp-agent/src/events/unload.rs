@@ -13,6 +13,12 @@
 //! callbacks or disposing of it from a Java thread can deadlock HotSpot 17 while the service thread
 //! posts (see `profiling/alloc.rs`).
 //!
+//! Class unloads suspend nothing, whatever their requests' suspend policy: the JDK's agent sends
+//! them with policy `NONE` (an unload has no thread, and its composites take their policy from
+//! thread events only). The collection that unloads a class runs in some application thread,
+//! typically one allocating until memory runs out; suspending every thread there would stop it
+//! before it can tell the debugger it is done, and nsk/jdi's class unload tests then hang.
+//!
 //! Classes prepared while no class unload request exists are tagged when the next one comes; a
 //! class unloaded in between is never reported.
 
@@ -44,6 +50,9 @@ static TRACKING: AtomicBool = AtomicBool::new(false);
 static FREED: Mutex<Vec<jlong>> = Mutex::new(Vec::new());
 /// Whether the helper has been nudged and not yet looked.
 static NUDGED: AtomicBool = AtomicBool::new(false);
+
+/// The suspend policy of every class unload composite (see the module doc).
+pub const UNLOAD_POLICY: SuspendPolicy = SuspendPolicy::None;
 
 /// Whether classes are being tracked (class prepare events are then needed).
 pub fn tracking() -> bool {
@@ -152,7 +161,8 @@ pub fn take_unloads(agent: &Agent, jni: Jni) -> Vec<(SuspendPolicy, Vec<RawEvent
             .iter()
             .map(|&request_id| RawEvent::ClassUnload { request_id, signature: signature.clone() })
             .collect();
-        out.push((m.suspend_policy, events));
+        // Whatever `m.suspend_policy` is (see the module doc).
+        out.push((UNLOAD_POLICY, events));
     }
     out
 }
