@@ -168,11 +168,60 @@ impl<'a> Reader<'a> {
 pub struct Writer {
     buf: Vec<u8>,
     sizes: IdSizes,
+    /// Where IDs and counts went (fuzzing only; see [`Writer::with_marks`]).
+    #[cfg(any(test, feature = "sample"))]
+    marks: Option<Vec<Mark>>,
+}
+
+/// What a [`Mark`] points at.
+#[cfg(any(test, feature = "sample"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkKind {
+    /// An ID of `len` bytes.
+    Id,
+    /// An `int` count or string length.
+    Count,
+}
+
+/// The place of one ID or count in an encoded body, so a fuzzer can rewrite it (a lying count, a
+/// stale ID) knowing the layout, without a second description of the protocol.
+#[cfg(any(test, feature = "sample"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    pub offset: usize,
+    pub len: u8,
+    pub kind: MarkKind,
+    /// The value written.
+    pub value: u64,
 }
 
 impl Writer {
     pub fn new(sizes: IdSizes) -> Self {
-        Writer { buf: Vec::new(), sizes }
+        Writer {
+            buf: Vec::new(),
+            sizes,
+            #[cfg(any(test, feature = "sample"))]
+            marks: None,
+        }
+    }
+
+    /// A writer that records a [`Mark`] for every ID and count it writes.
+    #[cfg(any(test, feature = "sample"))]
+    pub fn with_marks(sizes: IdSizes) -> Self {
+        Writer { buf: Vec::new(), sizes, marks: Some(Vec::new()) }
+    }
+
+    /// The marks recorded so far (empty unless made by [`Writer::with_marks`]).
+    #[cfg(any(test, feature = "sample"))]
+    pub fn marks(&self) -> &[Mark] {
+        self.marks.as_deref().unwrap_or(&[])
+    }
+
+    #[cfg(any(test, feature = "sample"))]
+    fn mark(&mut self, kind: MarkKind, len: usize, value: u64) {
+        if let Some(marks) = self.marks.as_mut() {
+            marks.push(Mark { offset: self.buf.len(), len: len as u8, kind, value });
+        }
     }
 
     pub fn sizes(&self) -> IdSizes {
@@ -228,12 +277,16 @@ impl Writer {
     /// not fit its negotiated size was never handed out by the VM).
     pub fn id(&mut self, v: u64, size: u8) {
         let size = size.clamp(1, 8) as usize;
+        #[cfg(any(test, feature = "sample"))]
+        self.mark(MarkKind::Id, size, v);
         self.bytes(&v.to_be_bytes()[8 - size..]);
     }
 
     /// A count prefix. Counts above `i32::MAX` cannot be expressed in JDWP; they are clamped so the
     /// peer sees a short, self-consistent list rather than garbage (callers never build such lists).
     pub fn count(&mut self, n: usize) {
+        #[cfg(any(test, feature = "sample"))]
+        self.mark(MarkKind::Count, 4, n as u64);
         self.i32(i32::try_from(n).unwrap_or(i32::MAX));
     }
 
