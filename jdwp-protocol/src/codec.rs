@@ -420,6 +420,38 @@ mod tests {
     }
 
     #[test]
+    fn marks_locate_ids_and_counts() {
+        use crate::commands::reference_type::GetValues;
+        use crate::ids::{FieldId, ReferenceTypeId};
+        let sizes = IdSizes { reference_type_id: 4, field_id: 2, ..IdSizes::default() };
+        let cmd = GetValues { ref_type: ReferenceTypeId(9), fields: vec![FieldId(1), FieldId(2)] };
+        let mut w = Writer::with_marks(sizes);
+        cmd.encode(&mut w);
+        let marks: Vec<(usize, u8, MarkKind, u64)> =
+            w.marks().iter().map(|m| (m.offset, m.len, m.kind, m.value)).collect();
+        assert_eq!(
+            marks,
+            [(0, 4, MarkKind::Id, 9), (4, 4, MarkKind::Count, 2), (8, 2, MarkKind::Id, 1), (10, 2, MarkKind::Id, 2)]
+        );
+        assert!(Writer::new(sizes).marks().is_empty());
+    }
+
+    #[test]
+    fn an_id_source_chooses_ids_by_kind() {
+        use crate::ids::{IdKind, ThreadId};
+        use crate::sample::{Gen, IdSource, Sample};
+        struct Threads;
+        impl IdSource for Threads {
+            fn id(&mut self, kind: IdKind, _: u64) -> Option<u64> {
+                (kind == IdKind::ThreadId).then_some(77)
+            }
+        }
+        let mut g = Gen::new(1, IdSizes::default()).with_id_source(Box::new(Threads));
+        assert_eq!(ThreadId::sample(&mut g), ThreadId(77));
+        assert_ne!(crate::ids::ClassId::sample(&mut g).0, 77);
+    }
+
+    #[test]
     fn trailing_bytes_are_an_error() {
         assert_eq!(decode_body::<u8>(&[1, 2], IdSizes::default()), Err(DecodeError::TrailingBytes(1)));
     }
