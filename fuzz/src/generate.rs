@@ -83,8 +83,9 @@ pub struct Generator {
     total: u64,
 }
 
-/// A command's relative weight: every command alike, small sets a little more often so each set
-/// gets its share, and the commands that end the session or cost seconds rarely.
+/// A command's relative weight: every command alike, small sets a little more often, event
+/// requests more (few survive their hostile modifiers), and the commands that end the session or
+/// cost seconds rarely.
 pub fn weight(info: &CommandInfo, set_len: usize) -> u64 {
     match (info.set, info.cmd) {
         (1, 10) => 2,   // VirtualMachine.Exit: the JVM is restarted afterwards.
@@ -92,7 +93,8 @@ pub fn weight(info: &CommandInfo, set_len: usize) -> u64 {
         (128, 12) => 5, // Profiler.HeapDump: writes a file, seconds.
         (128, 11) => 20,
         (1, 3) | (1, 20) => 40, // AllClasses: large replies.
-        _ => 100 + 600 / set_len.max(1) as u64,
+        (15, 1) => 400,         // EventRequest.Set: most die on hostile modifiers; events need some to live.
+        _ => 100 + 200 / set_len.max(1) as u64,
     }
 }
 

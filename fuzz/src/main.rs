@@ -157,7 +157,10 @@ fn cmd_run(mut args: Args) -> Result<ExitCode, String> {
     let summary = stats.summary();
     print!("agent {agent}, seed {seed}: {summary}");
     let _ = std::fs::create_dir_all(&c.config.out);
-    let _ = std::fs::write(c.config.out.join("summary.txt"), format!("agent {agent}, seed {seed}\n{summary}"));
+    let _ = std::fs::write(
+        c.config.out.join("summary.txt"),
+        format!("agent {agent}, seed {seed}\n{summary}\n{}", stats.per_command_table()),
+    );
     Ok(if stats.findings.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }
 

@@ -54,6 +54,8 @@ pub struct Stats {
     pub replies: u64,
     pub ok_replies: u64,
     pub error_replies: BTreeMap<u16, u64>,
+    /// Per header command: (sent, ok replies, error replies).
+    pub per_command: BTreeMap<(u8, u8), (u64, u64, u64)>,
     pub allowed_blocks: u64,
     pub allowed_closes: u64,
     pub jvm_starts: u64,
@@ -62,6 +64,10 @@ pub struct Stats {
     pub findings: Vec<(String, String, PathBuf)>,
     pub max_rss_mb: u64,
     pub elapsed: Duration,
+    /// Time spent starting JVMs, connecting and harvesting.
+    pub setup: Duration,
+    /// Time spent on fuzz packets and their follow-ups.
+    pub fuzzing: Duration,
 }
 
 impl Stats {
@@ -73,13 +79,25 @@ impl Stats {
         m
     }
 
+    /// One line per command that was answered: `VirtualMachine.Version 1/1 sent 12 ok 12 error 0`.
+    pub fn per_command_table(&self) -> String {
+        let mut s = String::new();
+        for ((set, cmd), (n, ok, err)) in &self.per_command {
+            let name = jdwp_protocol::command_info(*set, *cmd).map_or("(unknown)", |c| c.qualified_name);
+            s += &format!("{name:<48} {set:>3}/{cmd:<3} answered {n:>6} ok {ok:>6} error {err:>6}\n");
+        }
+        s
+    }
+
     pub fn summary(&self) -> String {
         let secs = self.elapsed.as_secs_f64().max(0.001);
         let mut s = format!(
-            "packets {} in {:.1}s ({:.0}/s); replies {} (ok {}); allowed blocks {}, allowed closes {}; JVM starts {}, connections {}, events {}; max RSS {} MiB\n",
+            "packets {} in {:.1}s ({:.0}/s; setup {:.1}s, packets {:.1}s); replies {} (ok {}); allowed blocks {}, allowed closes {}; JVM starts {}, connections {}, events {}; max RSS {} MiB\n",
             self.packets,
             secs,
             self.packets as f64 / secs,
+            self.setup.as_secs_f64(),
+            self.fuzzing.as_secs_f64(),
             self.replies,
             self.ok_replies,
             self.allowed_blocks,
@@ -128,6 +146,10 @@ pub struct Verdict {
     pub note: String,
 }
 
+/// How long a JVM whose connection closed may take to exit, when a close was allowed / was not.
+const SHORT_WAIT: Duration = Duration::from_millis(500);
+const LONG_WAIT: Duration = Duration::from_secs(3);
+
 /// A debuggee with its connection and pool.
 pub struct Session {
     pub config: RunConfig,
@@ -173,8 +195,8 @@ impl Session {
 
     /// A live JVM, connected, with a fresh pool.
     pub fn ensure(&mut self) -> Result<(), String> {
-        if self.target.as_ref().is_some_and(|t| t.exited(Duration::ZERO).is_some()) {
-            self.stop();
+        if let Some(status) = self.target.as_ref().and_then(|t| t.exited(Duration::ZERO)) {
+            return Err(format!("the JVM exited: {}", describe_status(status)));
         }
         if self.target.is_none() {
             self.conn = None;
@@ -189,7 +211,9 @@ impl Session {
                     Ok(c) => break c,
                     // After Dispose or a dropped connection the agent listens again; give it time.
                     Err(e) if Instant::now() < deadline => {
-                        let _ = e;
+                        if let Some(status) = self.target.as_ref().and_then(|t| t.exited(Duration::ZERO)) {
+                            return Err(format!("the JVM exited: {} ({e})", describe_status(status)));
+                        }
                         std::thread::sleep(Duration::from_millis(50));
                     }
                     Err(e) => return Err(format!("attaching: {e}")),
@@ -215,9 +239,9 @@ impl Session {
     }
 
     /// Why the JVM is gone, as a finding (None: it exited as a packet asked, or still runs).
-    fn death(&self, last: &[u8]) -> Option<(String, String)> {
+    pub fn death(&self, last: &[u8], wait: Duration) -> Option<(String, String)> {
         let target = self.target.as_ref()?;
-        let status = target.exited(Duration::from_secs(3))?;
+        let status = target.exited(wait)?;
         let hs_err = target.hs_err();
         let asked_exit = last.len() >= HEADER && last[9] == 1 && last[10] == 10;
         let mut detail = describe_status(status);
@@ -250,8 +274,10 @@ impl Session {
             (Ok(()), Expect::Desync) => {
                 let o = conn.wait_reply(id, Duration::from_millis(300));
                 v.reconnect = true;
+                // A dying JVM closes the connection; then give it time to finish (hs_err).
+                let wait = if matches!(o, Outcome::Closed(_)) { SHORT_WAIT } else { Duration::ZERO };
                 v.note = format!("desync: {o:?}");
-                if let Some(f) = self.death(bytes) {
+                if let Some(f) = self.death(bytes, wait) {
                     v.finding = Some(f);
                     v.restart = true;
                 }
@@ -275,7 +301,10 @@ impl Session {
             Outcome::Reply(p) => {
                 self.stats.replies += 1;
                 if let PacketKind::Reply { error } = p.kind {
+                    let entry = self.stats.per_command.entry((set, cmd)).or_default();
+                    entry.0 += 1;
                     if error == ErrorCode::NONE {
+                        entry.1 += 1;
                         self.stats.ok_replies += 1;
                         if let Some(info) = jdwp_protocol::command_info(set, cmd)
                             && let Err(e) = (info.check.decode_reply)(&p.body, conn.sizes)
@@ -283,6 +312,7 @@ impl Session {
                             v.finding = Some(("malformed-reply".into(), format!("{}: {e}", info.qualified_name)));
                         }
                     } else {
+                        entry.2 += 1;
                         *self.stats.error_replies.entry(error.0).or_default() += 1;
                     }
                     v.note = format!("reply {}", error.name().unwrap_or("?"));
@@ -292,7 +322,11 @@ impl Session {
             Outcome::Closed(why) => {
                 v.reconnect = true;
                 v.note = format!("closed: {why}");
-                if let Some(f) = self.death(bytes) {
+                let wait = match expect {
+                    Expect::ReplyOrEnd | Expect::ReplyOrClose => SHORT_WAIT,
+                    _ => LONG_WAIT,
+                };
+                if let Some(f) = self.death(bytes, wait) {
                     v.finding = Some(f);
                     v.restart = true;
                 } else if self.target.as_ref().and_then(|t| t.exited(Duration::ZERO)).is_some() {
@@ -305,7 +339,7 @@ impl Session {
                 }
             }
             Outcome::Timeout => {
-                if let Some(f) = self.death(bytes) {
+                if let Some(f) = self.death(bytes, Duration::ZERO) {
                     v.finding = Some(f);
                     v.restart = true;
                 } else if expect == Expect::ReplyOrBlock {
@@ -439,11 +473,25 @@ pub fn run(config: RunConfig) -> Result<Stats, String> {
     let mut s = Session::new(config);
     let mut context: VecDeque<Recorded> = VecDeque::new();
     let mut setup_failures = 0;
+    let mut last: Option<FuzzPacket> = None;
     let end = s.config.first + s.config.packets;
     let mut index = s.config.first;
     while index < end {
-        if let Err(e) = s.ensure() {
-            // A JVM that cannot be started or attached is a finding only if it died under us.
+        let t0 = Instant::now();
+        let ready = s.ensure();
+        s.stats.setup += t0.elapsed();
+        let t0 = Instant::now();
+        if let Err(e) = ready {
+            // The JVM died after the previous packet (a lie in the stream, found on reconnecting).
+            if let Some(prev) = &last
+                && let Some(f) = s.death(&prev.bytes, LONG_WAIT)
+            {
+                let prev = prev.clone();
+                record(&mut s, &out, &agent_name, &prev, &context, f);
+                s.stop();
+                last = None;
+                continue;
+            }
             setup_failures += 1;
             eprintln!("jdwp-fuzz: setting up the debuggee failed: {e}");
             if setup_failures > 5 {
@@ -463,7 +511,7 @@ pub fn run(config: RunConfig) -> Result<Stats, String> {
                 Ok(()) => {}
                 Err(e) => {
                     // The housekeeping after this packet failed: judge as if the packet had.
-                    let dead = s.death(&packet.bytes);
+                    let dead = s.death(&packet.bytes, LONG_WAIT);
                     if let Some(f) = dead {
                         finding = Some(f);
                     } else if matches!(e, ConnError::Timeout(_)) {
@@ -489,6 +537,8 @@ pub fn run(config: RunConfig) -> Result<Stats, String> {
                 c.close();
             }
         }
+        s.stats.fuzzing += t0.elapsed();
+        last = Some(packet.clone());
         context.push_back(Recorded::of(&packet));
         if context.len() > CONTEXT {
             context.pop_front();
