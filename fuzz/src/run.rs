@@ -316,6 +316,19 @@ impl Session {
                         *self.stats.error_replies.entry(error.0).or_default() += 1;
                     }
                     v.note = format!("reply {}", error.name().unwrap_or("?"));
+                    // Dispose ends the session: the agent closes after replying. Exit ends the JVM.
+                    if error == ErrorCode::NONE && (set, cmd) == (1, 6) {
+                        v.reconnect = true;
+                    }
+                    if error == ErrorCode::NONE && (set, cmd) == (1, 10) {
+                        v.restart = true;
+                        if self.target.as_ref().and_then(|t| t.exited(Duration::from_secs(10))).is_none() {
+                            v.finding = Some((
+                                "exit-ignored".into(),
+                                "VirtualMachine.Exit answered, the JVM still runs after 10 s".into(),
+                            ));
+                        }
+                    }
                 }
                 v.reply = Some(p);
             }
