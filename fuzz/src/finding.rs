@@ -82,7 +82,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 pub fn unhex(text: &str) -> Result<Vec<u8>, String> {
     let t: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    if t.len() % 2 != 0 {
+    if !t.len().is_multiple_of(2) {
         return Err("odd number of hex digits".into());
     }
     (0..t.len())

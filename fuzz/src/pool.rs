@@ -225,7 +225,7 @@ impl Chooser {
         // Members of the type picked last, three times in four.
         if matches!(cat, Cat::Method | Cat::Field)
             && let Some(owner) = self.last_type
-            && (r >> 40) % 4 != 0
+            && !(r >> 40).is_multiple_of(4)
         {
             let members: Vec<usize> = (0..list.len()).filter(|i| list[*i].owner == owner).collect();
             if !members.is_empty() {
@@ -235,7 +235,7 @@ impl Chooser {
         // The thread with frames, a third of the time, so frame commands meet their thread.
         if cat == Cat::Thread
             && let Some(t) = self.pool.frame_thread
-            && (r >> 40) % 3 == 0
+            && (r >> 40).is_multiple_of(3)
             && let Some(i) = list.iter().position(|e| e.id == t)
         {
             slot = i;

@@ -545,10 +545,10 @@ pub fn run(config: RunConfig) -> Result<Stats, String> {
         }
         if needs_restart {
             s.stop();
-        } else if verdict.reconnect || finding.as_ref().is_some_and(|(k, _)| k == "closed") {
-            if let Some(c) = s.conn.take() {
-                c.close();
-            }
+        } else if (verdict.reconnect || finding.as_ref().is_some_and(|(k, _)| k == "closed"))
+            && let Some(c) = s.conn.take()
+        {
+            c.close();
         }
         s.stats.fuzzing += t0.elapsed();
         last = Some(packet.clone());
@@ -558,13 +558,13 @@ pub fn run(config: RunConfig) -> Result<Stats, String> {
         }
         index += 1;
         let n = index - s.config.first;
-        if n % 100 == 0 {
+        if n.is_multiple_of(100) {
             check_memory(&mut s, &out, &agent_name, &packet, &context);
             if let Some(t) = &s.target {
                 t.clean_scratch();
             }
         }
-        if s.config.progress > 0 && n % s.config.progress == 0 {
+        if s.config.progress > 0 && n.is_multiple_of(s.config.progress) {
             eprintln!(
                 "jdwp-fuzz: {n}/{} packets, {:.0}/s, {} findings, JVM starts {}",
                 s.config.packets,
