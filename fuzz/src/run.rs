@@ -317,8 +317,17 @@ impl Session {
                     }
                     v.note = format!("reply {}", error.name().unwrap_or("?"));
                     // Dispose ends the session: the agent closes after replying. Exit ends the JVM.
-                    if error == ErrorCode::NONE && (set, cmd) == (1, 6) {
-                        v.reconnect = true;
+                    if (set, cmd) == (1, 6) {
+                        if error == ErrorCode::NONE {
+                            v.reconnect = true;
+                        } else if let Err(e) = conn.request(&vm::Version {}, timeout) {
+                            // Refused, yet the session ended: say so here, not at the next packet.
+                            v.reconnect = true;
+                            v.finding = Some((
+                                "closed".into(),
+                                format!("Dispose answered {} and the session ended anyway ({e})", error.name().unwrap_or("?")),
+                            ));
+                        }
                     }
                     if error == ErrorCode::NONE && (set, cmd) == (1, 10) {
                         v.restart = true;
