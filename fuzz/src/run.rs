@@ -325,7 +325,10 @@ impl Session {
                             v.reconnect = true;
                             v.finding = Some((
                                 "closed".into(),
-                                format!("Dispose answered {} and the session ended anyway ({e})", error.name().unwrap_or("?")),
+                                format!(
+                                    "Dispose answered {} and the session ended anyway ({e})",
+                                    error.name().unwrap_or("?")
+                                ),
                             ));
                         }
                     }
