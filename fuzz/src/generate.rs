@@ -32,7 +32,8 @@ pub enum Expect {
     ReplyOrEnd,
     /// Flags other than the reply bit: a reply, or the connection closed (the JDK's agent closes).
     ReplyOrClose,
-    /// The reply flag on a command: the agent must ignore it; nothing answers.
+    /// The reply flag on a command: nothing answers; the agent ignores it (ours) or drops the
+    /// connection (the JDK's); either is allowed, and then the next command must be answered.
     NoReply,
     /// The length field lies: the stream is out of step; anything but a dead JVM is allowed, and
     /// the run reconnects afterwards.

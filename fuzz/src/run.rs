@@ -348,7 +348,7 @@ impl Session {
                 v.reconnect = true;
                 v.note = format!("closed: {why}");
                 let wait = match expect {
-                    Expect::ReplyOrEnd | Expect::ReplyOrClose => SHORT_WAIT,
+                    Expect::ReplyOrEnd | Expect::ReplyOrClose | Expect::NoReply => SHORT_WAIT,
                     _ => LONG_WAIT,
                 };
                 if let Some(f) = self.death(bytes, wait) {
@@ -357,7 +357,7 @@ impl Session {
                 } else if self.target.as_ref().and_then(|t| t.exited(Duration::ZERO)).is_some() {
                     v.restart = true; // Exit, as asked
                     self.stats.allowed_closes += 1;
-                } else if matches!(expect, Expect::ReplyOrEnd | Expect::ReplyOrClose) {
+                } else if matches!(expect, Expect::ReplyOrEnd | Expect::ReplyOrClose | Expect::NoReply) {
                     self.stats.allowed_closes += 1;
                 } else {
                     v.finding = Some(("closed".into(), format!("the agent closed the connection: {why}")));
