@@ -150,7 +150,8 @@ fn cmd_run(mut args: Args) -> Result<ExitCode, String> {
     c.config.first = first;
     let scratch = c.config.target.scratch.clone();
     let agent = c.config.target.agent.name();
-    eprintln!("jdwp-fuzz: seed {seed}, packets {first}..{}, agent {agent}", first + packets);
+    let java = test_rig::java_tool("java").map(|p| p.display().to_string()).unwrap_or_else(|e| e.to_string());
+    eprintln!("jdwp-fuzz: seed {seed}, packets {first}..{}, agent {agent}, {java}", first + packets);
     let stats = run(c.config.clone());
     let _ = std::fs::remove_dir_all(&scratch);
     let stats = stats?;
