@@ -2,16 +2,23 @@
 //! classes, interfaces and array types (the fixture's and a fixed share of the JDK's), their
 //! fields and methods, loaders, class objects, modules, the fixture's static values (strings,
 //! arrays, plain objects), created strings, and the frames of the fixture's `fuzz-frames` thread,
-//! which stays suspended for them. Each category is sorted by something stable (name, signature,
+//! which stays suspended for them: stopped by a one-shot breakpoint in `FuzzTarget.tick`, so that
+//! it is suspended by an event and method invocations can run on it (`ThreadReference.Suspend` if
+//! the breakpoint does not come). Each category is sorted by something stable (name, signature,
 //! depth), so slots mean the same in every session.
 
 use std::time::Duration;
 
+use jdwp_protocol::commands::event_request::{self as er, Modifier};
 use jdwp_protocol::commands::{
     object_reference as or, reference_type as rt, thread_group_reference as tg, thread_reference as tr,
     virtual_machine as vm,
 };
-use jdwp_protocol::{FieldId, ObjectId, ReferenceTypeId, Tag, ThreadGroupId, ThreadId, TypeTag, Value};
+use jdwp_protocol::{
+    ClassId, EventKind, FieldId, Location, MethodId, ObjectId, ReferenceTypeId, SuspendPolicy, Tag, ThreadGroupId,
+    ThreadId, TypeTag, Value,
+};
+use jdwp_transports::PacketKind;
 
 use crate::conn::{Conn, ConnError};
 use crate::pool::{Cat, Entry, Pool};
@@ -111,6 +118,11 @@ pub fn harvest(conn: &mut Conn, timeout: Duration) -> Result<Pool, ConnError> {
             for m in methods.iter().take(40) {
                 pool.push(Cat::Method, m.method_id.0, ty.0);
             }
+            if c.signature == "LFuzzTarget;"
+                && let Some(tick) = methods.iter().find(|m| m.name == "tick")
+            {
+                pool.tick = Some((ty.0, tick.method_id.0));
+            }
         }
         if let Ok(r) = conn.request(&rt::ClassLoader { ref_type: ty }, timeout)
             && r.class_loader.0 != 0
@@ -184,7 +196,10 @@ pub fn refresh_frames(conn: &mut Conn, pool: &mut Pool, timeout: Duration) -> Re
     if count > 0 && !pool.get(Cat::Frame).is_empty() {
         return Ok(());
     }
-    if count == 0 {
+    if count == 0 && !stop_at_tick(conn, pool, thread, timeout)? {
+        // The thread no longer passes tick() (stopped, popped, blocked in an invocation): suspend
+        // it plainly, and do not wait for the breakpoint again in this session.
+        pool.tick = None;
         conn.request(&tr::Suspend { thread }, timeout).map(drop).or_else(ignore_jdwp)?;
     }
     let frames = match conn.request(&tr::Frames { thread, start_frame: 0, length: -1 }, timeout) {
@@ -201,4 +216,39 @@ fn ignore_jdwp(e: ConnError) -> Result<(), ConnError> {
         ConnError::Jdwp { .. } => Ok(()),
         e => Err(e),
     }
+}
+
+/// Stops `thread` at a one-shot breakpoint in `FuzzTarget.tick` (suspending only it); false if the
+/// breakpoint cannot be set or does not come within a second (then the request is cleared).
+fn stop_at_tick(conn: &mut Conn, pool: &Pool, thread: ThreadId, timeout: Duration) -> Result<bool, ConnError> {
+    let Some((class, method)) = pool.tick else { return Ok(false) };
+    let loc = Location { type_tag: TypeTag::Class, class_id: ClassId(class), method_id: MethodId(method), index: 0 };
+    let set = er::Set {
+        event_kind: EventKind::Breakpoint,
+        suspend_policy: SuspendPolicy::EventThread,
+        modifiers: vec![Modifier::Count { count: 1 }, Modifier::ThreadOnly { thread }, Modifier::LocationOnly { loc }],
+    };
+    let request_id = match conn.request(&set, timeout) {
+        Ok(r) => r.request_id,
+        Err(ConnError::Jdwp { .. }) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    while std::time::Instant::now() < deadline {
+        let hit = conn.events.iter().position(|p| {
+            matches!(p.kind, PacketKind::Command { set: 64, cmd: 100 }) && p.body.len() >= 10 && {
+                let at = 6; // policy(1) count(4) kind(1), then the request ID
+                i32::from_be_bytes(p.body[at..at + 4].try_into().expect("4 bytes")) == request_id
+            }
+        });
+        if let Some(i) = hit {
+            conn.events.remove(i);
+            return Ok(true);
+        }
+        // Any command makes the connection read what arrived meanwhile.
+        conn.request(&vm::Version {}, timeout)?;
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = conn.request(&er::Clear { event_kind: EventKind::Breakpoint, request_id }, timeout);
+    Ok(false)
 }

@@ -126,6 +126,8 @@ pub struct Pool {
     entries: [Vec<Entry>; 14],
     /// The thread whose frames are in [`Cat::Frame`].
     pub frame_thread: Option<u64>,
+    /// `FuzzTarget.tick` (type, method), where the frame thread is stopped by a breakpoint.
+    pub tick: Option<(u64, u64)>,
 }
 
 impl Pool {

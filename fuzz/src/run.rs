@@ -56,6 +56,8 @@ pub struct Stats {
     pub error_replies: BTreeMap<u16, u64>,
     /// Per header command: (sent, ok replies, error replies).
     pub per_command: BTreeMap<(u8, u8), (u64, u64, u64)>,
+    /// Per header command, the error codes answered.
+    pub per_command_errors: BTreeMap<(u8, u8), BTreeMap<u16, u64>>,
     pub allowed_blocks: u64,
     pub allowed_closes: u64,
     pub jvm_starts: u64,
@@ -84,7 +86,15 @@ impl Stats {
         let mut s = String::new();
         for ((set, cmd), (n, ok, err)) in &self.per_command {
             let name = jdwp_protocol::command_info(*set, *cmd).map_or("(unknown)", |c| c.qualified_name);
-            s += &format!("{name:<48} {set:>3}/{cmd:<3} answered {n:>6} ok {ok:>6} error {err:>6}\n");
+            let codes: Vec<String> = self
+                .per_command_errors
+                .get(&(*set, *cmd))
+                .map(|m| m.iter().map(|(c, n)| format!("{}={n}", ErrorCode(*c).name().unwrap_or("?"))).collect())
+                .unwrap_or_default();
+            s += &format!(
+                "{name:<40} {set:>3}/{cmd:<3} answered {n:>6} ok {ok:>6} error {err:>6}  {}\n",
+                codes.join(" ")
+            );
         }
         s
     }
@@ -313,6 +323,7 @@ impl Session {
                         }
                     } else {
                         entry.2 += 1;
+                        *self.stats.per_command_errors.entry((set, cmd)).or_default().entry(error.0).or_default() += 1;
                         *self.stats.error_replies.entry(error.0).or_default() += 1;
                     }
                     v.note = format!("reply {}", error.name().unwrap_or("?"));
