@@ -5,7 +5,7 @@
 //! which stays suspended for them: stopped by a one-shot breakpoint in `FuzzTarget.tick`, so that
 //! it is suspended by an event and method invocations can run on it (`ThreadReference.Suspend` if
 //! the breakpoint does not come). Each category is sorted by something stable (name, signature,
-//! depth), so slots mean the same in every session.
+//! depth; the fixture's and the listed types first), so slots mean the same in every session.
 
 use std::time::Duration;
 
@@ -37,8 +37,18 @@ const JDK_TYPES: &[&str] = &[
     "[Ljava/lang/Object;",
 ];
 
-/// How many further JDK types of each tag (evenly spread over the sorted list).
-const SPREAD: usize = 40;
+/// One in this many further JDK types, chosen by a hash of the signature (so a class that loads in
+/// one run and not in another moves no other class's slot, as an even spread would).
+const SPREAD: u64 = 16;
+
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// The fixture's types and the listed JDK types: always in the pool, first, in stable slots.
+fn always(signature: &str) -> bool {
+    signature.contains("FuzzTarget") || JDK_TYPES.contains(&signature)
+}
 
 pub fn harvest(conn: &mut Conn, timeout: Duration) -> Result<Pool, ConnError> {
     let mut pool = Pool::new(conn.sizes);
@@ -73,18 +83,9 @@ pub fn harvest(conn: &mut Conn, timeout: Duration) -> Result<Pool, ConnError> {
     // Types: the fixture's, a fixed list, and an even spread of the rest, by signature.
     let mut classes = conn.request(&vm::AllClasses {}, timeout)?.classes;
     classes.sort_by(|a, b| a.signature.cmp(&b.signature));
-    let mut chosen = Vec::new();
-    for tag in [TypeTag::Class, TypeTag::Interface, TypeTag::Array] {
-        let of_tag: Vec<_> = classes.iter().filter(|c| c.ref_type_tag == tag).collect();
-        let step = (of_tag.len() / SPREAD).max(1);
-        for (i, c) in of_tag.iter().enumerate() {
-            let mine = c.signature.contains("FuzzTarget") || JDK_TYPES.contains(&c.signature.as_str());
-            if mine || i % step == 0 {
-                chosen.push((*c).clone());
-            }
-        }
-    }
-    chosen.sort_by(|a, b| a.signature.cmp(&b.signature));
+    let mut chosen: Vec<_> =
+        classes.into_iter().filter(|c| always(&c.signature) || fnv(&c.signature).is_multiple_of(SPREAD)).collect();
+    chosen.sort_by(|a, b| (!always(&a.signature), &a.signature).cmp(&(!always(&b.signature), &b.signature)));
     for c in &chosen {
         let cat = match c.ref_type_tag {
             TypeTag::Class => Cat::Class,
@@ -97,7 +98,7 @@ pub fn harvest(conn: &mut Conn, timeout: Duration) -> Result<Pool, ConnError> {
     // Members, loaders, class objects and modules of the fixture's types and the fixed list.
     let mut fixture_class = None;
     let mut statics = Vec::new();
-    for c in chosen.iter().filter(|c| c.signature.contains("FuzzTarget") || JDK_TYPES.contains(&c.signature.as_str())) {
+    for c in chosen.iter().filter(|c| always(&c.signature)) {
         let ty: ReferenceTypeId = c.type_id;
         if c.signature == "LFuzzTarget;" {
             fixture_class = Some(ty);

@@ -51,7 +51,9 @@ fn the_harvest_finds_every_kind_and_slots_are_stable_across_sessions() {
 
     let (b, names_b) = session_pool("b");
     assert_eq!(names_a, names_b, "threads in the same slots");
-    for cat in [Cat::Thread, Cat::Class, Cat::Interface, Cat::ArrayType, Cat::Method, Cat::Field, Cat::Frame] {
+    // Types beyond the fixture's and the listed ones depend on what the JVM happened to load (they
+    // come after them); the members (of the fixture's and the listed types) do not.
+    for cat in [Cat::Thread, Cat::Method, Cat::Field, Cat::Frame] {
         assert_eq!(
             a.get(cat).len(),
             b.get(cat).len(),
