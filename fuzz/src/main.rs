@@ -150,6 +150,7 @@ fn cmd_run(mut args: Args) -> Result<ExitCode, String> {
     c.config.first = first;
     let scratch = c.config.target.scratch.clone();
     let agent = c.config.target.agent.name();
+    clear_old_findings(&c.config.out);
     let java = test_rig::java_tool("java").map(|p| p.display().to_string()).unwrap_or_else(|e| e.to_string());
     eprintln!("jdwp-fuzz: seed {seed}, packets {first}..{}, agent {agent}, {java}", first + packets);
     let stats = run(c.config.clone());
@@ -240,6 +241,20 @@ fn replay(
         None => {
             println!("no finding: {}", v.note);
             Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Removes the finding files and summary a previous run left in `out`, so the directory shows this
+/// run only.
+fn clear_old_findings(out: &std::path::Path) {
+    let Ok(dir) = std::fs::read_dir(out) else { return };
+    for e in dir.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        let numbered =
+            name.len() > 9 && name.as_bytes()[..8].iter().all(u8::is_ascii_digit) && name.as_bytes()[8] == b'-';
+        if numbered || name == "summary.txt" {
+            let _ = std::fs::remove_file(e.path());
         }
     }
 }
