@@ -1,7 +1,7 @@
 //! Generic checks every command-table entry carries in test builds: sample round trips and
 //! garbage decoding. They live here, not in each test, so no command can be forgotten.
 
-use crate::codec::{DecodeError, JdwpCodec, Reader, UntaggedTypes, encode_body};
+use crate::codec::{DecodeError, JdwpCodec, Reader, UntaggedTypes, Writer, decode_body, encode_body};
 use crate::ids::IdSizes;
 use crate::sample::{Gen, Sample};
 
@@ -17,6 +17,10 @@ pub struct CommandCheck {
     pub decode_garbage: fn(&[u8], IdSizes, &dyn UntaggedTypes) -> DecodeOutcome,
     /// Encodes a sample command and a sample reply.
     pub sample_bodies: fn(&mut Gen) -> (Vec<u8>, Vec<u8>),
+    /// Samples a command and encodes it into the given writer (which may record marks).
+    pub sample_command: fn(&mut Gen, &mut Writer),
+    /// Decodes a whole reply body (trailing bytes are an error), as a debugger would.
+    pub decode_reply: fn(&[u8], IdSizes) -> Result<(), DecodeError>,
 }
 
 /// Encodes a sample of `T` and decodes it back with `g` as the untagged-type oracle.
@@ -71,4 +75,12 @@ where
     let command = encode_body(&C::sample(g), g.sizes());
     let reply = encode_body(&C::Reply::sample(g), g.sizes());
     (command, reply)
+}
+
+pub fn sample_command<C: crate::Command + Sample>(g: &mut Gen, w: &mut Writer) {
+    C::sample(g).encode(w)
+}
+
+pub fn decode_reply<C: crate::Command>(bytes: &[u8], sizes: IdSizes) -> Result<(), DecodeError> {
+    decode_body::<C::Reply>(bytes, sizes).map(drop)
 }

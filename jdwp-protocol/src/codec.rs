@@ -168,11 +168,60 @@ impl<'a> Reader<'a> {
 pub struct Writer {
     buf: Vec<u8>,
     sizes: IdSizes,
+    /// Where IDs and counts went (fuzzing only; see [`Writer::with_marks`]).
+    #[cfg(any(test, feature = "sample"))]
+    marks: Option<Vec<Mark>>,
+}
+
+/// What a [`Mark`] points at.
+#[cfg(any(test, feature = "sample"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MarkKind {
+    /// An ID of `len` bytes.
+    Id,
+    /// An `int` count or string length.
+    Count,
+}
+
+/// The place of one ID or count in an encoded body, so a fuzzer can rewrite it (a lying count, a
+/// stale ID) knowing the layout, without a second description of the protocol.
+#[cfg(any(test, feature = "sample"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    pub offset: usize,
+    pub len: u8,
+    pub kind: MarkKind,
+    /// The value written.
+    pub value: u64,
 }
 
 impl Writer {
     pub fn new(sizes: IdSizes) -> Self {
-        Writer { buf: Vec::new(), sizes }
+        Writer {
+            buf: Vec::new(),
+            sizes,
+            #[cfg(any(test, feature = "sample"))]
+            marks: None,
+        }
+    }
+
+    /// A writer that records a [`Mark`] for every ID and count it writes.
+    #[cfg(any(test, feature = "sample"))]
+    pub fn with_marks(sizes: IdSizes) -> Self {
+        Writer { buf: Vec::new(), sizes, marks: Some(Vec::new()) }
+    }
+
+    /// The marks recorded so far (empty unless made by [`Writer::with_marks`]).
+    #[cfg(any(test, feature = "sample"))]
+    pub fn marks(&self) -> &[Mark] {
+        self.marks.as_deref().unwrap_or(&[])
+    }
+
+    #[cfg(any(test, feature = "sample"))]
+    fn mark(&mut self, kind: MarkKind, len: usize, value: u64) {
+        if let Some(marks) = self.marks.as_mut() {
+            marks.push(Mark { offset: self.buf.len(), len: len as u8, kind, value });
+        }
     }
 
     pub fn sizes(&self) -> IdSizes {
@@ -228,12 +277,16 @@ impl Writer {
     /// not fit its negotiated size was never handed out by the VM).
     pub fn id(&mut self, v: u64, size: u8) {
         let size = size.clamp(1, 8) as usize;
+        #[cfg(any(test, feature = "sample"))]
+        self.mark(MarkKind::Id, size, v);
         self.bytes(&v.to_be_bytes()[8 - size..]);
     }
 
     /// A count prefix. Counts above `i32::MAX` cannot be expressed in JDWP; they are clamped so the
     /// peer sees a short, self-consistent list rather than garbage (callers never build such lists).
     pub fn count(&mut self, n: usize) {
+        #[cfg(any(test, feature = "sample"))]
+        self.mark(MarkKind::Count, 4, n as u64);
         self.i32(i32::try_from(n).unwrap_or(i32::MAX));
     }
 
@@ -364,6 +417,38 @@ mod tests {
         let mut w = Writer::new(IdSizes::default());
         w.i32(-1);
         assert_eq!(decode_body::<Vec<i32>>(w.as_bytes(), IdSizes::default()), Err(DecodeError::NegativeLength(-1)));
+    }
+
+    #[test]
+    fn marks_locate_ids_and_counts() {
+        use crate::commands::reference_type::GetValues;
+        use crate::ids::{FieldId, ReferenceTypeId};
+        let sizes = IdSizes { reference_type_id: 4, field_id: 2, ..IdSizes::default() };
+        let cmd = GetValues { ref_type: ReferenceTypeId(9), fields: vec![FieldId(1), FieldId(2)] };
+        let mut w = Writer::with_marks(sizes);
+        cmd.encode(&mut w);
+        let marks: Vec<(usize, u8, MarkKind, u64)> =
+            w.marks().iter().map(|m| (m.offset, m.len, m.kind, m.value)).collect();
+        assert_eq!(
+            marks,
+            [(0, 4, MarkKind::Id, 9), (4, 4, MarkKind::Count, 2), (8, 2, MarkKind::Id, 1), (10, 2, MarkKind::Id, 2)]
+        );
+        assert!(Writer::new(sizes).marks().is_empty());
+    }
+
+    #[test]
+    fn an_id_source_chooses_ids_by_kind() {
+        use crate::ids::{IdKind, ThreadId};
+        use crate::sample::{Gen, IdSource, Sample};
+        struct Threads;
+        impl IdSource for Threads {
+            fn id(&mut self, kind: IdKind, _: u64) -> Option<u64> {
+                (kind == IdKind::ThreadId).then_some(77)
+            }
+        }
+        let mut g = Gen::new(1, IdSizes::default()).with_id_source(Box::new(Threads));
+        assert_eq!(ThreadId::sample(&mut g), ThreadId(77));
+        assert_ne!(crate::ids::ClassId::sample(&mut g).0, 77);
     }
 
     #[test]

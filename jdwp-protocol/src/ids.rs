@@ -61,12 +61,27 @@ impl IdWidth {
 /// Common behaviour of the typed IDs.
 pub trait JdwpId: Copy + Eq + std::hash::Hash + std::fmt::Debug {
     const WIDTH: IdWidth;
+    const KIND: IdKind;
     fn raw(self) -> u64;
     fn from_raw(raw: u64) -> Self;
 }
 
 macro_rules! id_types {
-    ($($(#[$meta:meta])* $name:ident: $width:ident $(=> $($general:ident),+)?;)*) => {$(
+    ($($(#[$meta:meta])* $name:ident: $width:ident $(=> $($general:ident),+)?;)*) => {
+        /// Which kind of ID a value is (one per ID type), for generators that pick IDs by kind.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum IdKind { $($name,)* }
+
+        impl IdKind {
+            /// Every kind, in declaration order.
+            pub const ALL: &'static [IdKind] = &[$(IdKind::$name),*];
+
+            /// The width this kind travels with.
+            pub fn width(self) -> IdWidth {
+                match self { $(IdKind::$name => IdWidth::$width,)* }
+            }
+        }
+        $(
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
         pub struct $name(pub u64);
@@ -79,6 +94,7 @@ macro_rules! id_types {
 
         impl JdwpId for $name {
             const WIDTH: IdWidth = IdWidth::$width;
+            const KIND: IdKind = IdKind::$name;
             fn raw(self) -> u64 { self.0 }
             fn from_raw(raw: u64) -> Self { $name(raw) }
         }
@@ -97,7 +113,7 @@ macro_rules! id_types {
         #[cfg(any(test, feature = "sample"))]
         impl crate::sample::Sample for $name {
             fn sample(g: &mut crate::sample::Gen) -> Self {
-                $name(g.id(IdWidth::$width))
+                $name(g.id_of(IdKind::$name))
             }
         }
 

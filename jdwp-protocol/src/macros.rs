@@ -144,6 +144,8 @@ macro_rules! command_set {
                     round_trip: $crate::check::round_trip_command::<$out>,
                     decode_garbage: $crate::check::decode_garbage_command::<$out>,
                     sample_bodies: $crate::check::sample_bodies::<$out>,
+                    sample_command: $crate::check::sample_command::<$out>,
+                    decode_reply: $crate::check::decode_reply::<$out>,
                 },
             }
         ),*];

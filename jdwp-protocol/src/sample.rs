@@ -2,9 +2,13 @@
 //!
 //! Built only for tests or with the `sample` feature. A tiny deterministic generator (SplitMix64)
 //! keeps failures reproducible from the seed alone and the crate free of dependencies.
+//!
+//! A fuzzer (`jdwp-fuzz`) drives the same samplers: it plugs in an [`IdSource`] that hands out
+//! real IDs of a live session (and wrong-kind ones on purpose), and turns on [`Gen::hostile`]
+//! numbers (zero, -1, extremes, small indexes), so bodies come from the layout tables alone.
 
 use crate::codec::UntaggedTypes;
-use crate::ids::{ArrayId, FieldId, IdSizes, IdWidth};
+use crate::ids::{ArrayId, FieldId, IdKind, IdSizes, IdWidth};
 use crate::value::Tag;
 
 /// A seeded random generator that also knows the session's ID sizes, so sampled IDs fit them.
@@ -16,11 +20,77 @@ pub struct Gen {
     sizes: IdSizes,
     field_tags: Vec<(FieldId, Tag)>,
     array_tags: Vec<(ArrayId, Tag)>,
+    ids: Option<Box<dyn IdSource>>,
+    hostile: bool,
+}
+
+/// Chooses the IDs a [`Gen`] samples, by kind (a fuzzer's pool of live IDs).
+pub trait IdSource {
+    /// The ID to use where the layout wants one of `kind`; `random` is fresh randomness from the
+    /// generator (so choices follow its seed). `None`: a random ID of the kind's width.
+    fn id(&mut self, kind: IdKind, random: u64) -> Option<u64>;
 }
 
 impl Gen {
     pub fn new(seed: u64, sizes: IdSizes) -> Self {
-        Gen { state: seed, sizes, field_tags: Vec::new(), array_tags: Vec::new() }
+        Gen { state: seed, sizes, field_tags: Vec::new(), array_tags: Vec::new(), ids: None, hostile: false }
+    }
+
+    /// Takes IDs from `source` instead of drawing them at random.
+    pub fn with_id_source(mut self, source: Box<dyn IdSource>) -> Self {
+        self.ids = Some(source);
+        self
+    }
+
+    /// Gives the [`IdSource`] back (to read what it recorded).
+    pub fn take_id_source(&mut self) -> Option<Box<dyn IdSource>> {
+        self.ids.take()
+    }
+
+    /// Hostile numbers: integers are often 0, -1, the type's extremes or small indexes, and lists
+    /// a little longer. Off by default, so plain samples keep their stream.
+    pub fn hostile(mut self, on: bool) -> Self {
+        self.hostile = on;
+        self
+    }
+
+    /// An ID of `kind`: from the [`IdSource`] if there is one and it answers, else random.
+    pub fn id_of(&mut self, kind: IdKind) -> u64 {
+        if self.ids.is_some() {
+            let random = self.next_u64();
+            if let Some(id) = self.ids.as_mut().and_then(|s| s.id(kind, random)) {
+                return id;
+            }
+        }
+        self.id(kind.width())
+    }
+
+    /// The bits of a sampled integer (truncated to the integer's width by the caller).
+    pub fn int_bits(&mut self) -> u64 {
+        if !self.hostile {
+            return self.next_u64();
+        }
+        const EXTREMES: &[u64] = &[
+            0,
+            u64::MAX,
+            i64::MAX as u64,
+            i64::MIN as u64,
+            0xffff_ffff,
+            0x7fff_ffff,
+            0x8000_0000,
+            0xffff,
+            0x7fff,
+            0x8000,
+            0xff,
+            0x7f,
+            0x80,
+            1,
+        ];
+        match self.below(10) {
+            0..=2 => self.below(8),
+            3 | 4 => EXTREMES[self.pick(EXTREMES.len())],
+            _ => self.next_u64(),
+        }
     }
 
     /// The tag of an untagged value for `field`: the one chosen before for the same ID, else `tag`.
@@ -76,7 +146,7 @@ impl Gen {
     /// A short length for sampled lists and strings.
     #[allow(clippy::len_without_is_empty)]
     pub fn len(&mut self) -> usize {
-        self.below(4) as usize
+        self.below(if self.hostile { 7 } else { 4 }) as usize
     }
 
     /// Picks one of `n` alternatives.
@@ -93,7 +163,7 @@ pub trait Sample {
 macro_rules! int_sample {
     ($($ty:ty),*) => {$(
         impl Sample for $ty {
-            fn sample(g: &mut Gen) -> Self { g.next_u64() as $ty }
+            fn sample(g: &mut Gen) -> Self { g.int_bits() as $ty }
         }
     )*};
 }
@@ -108,12 +178,18 @@ impl Sample for bool {
 impl Sample for f32 {
     /// Finite values only: NaN never compares equal, which would make round trips look broken.
     fn sample(g: &mut Gen) -> Self {
+        if g.hostile && g.bool() {
+            return f32::from_bits(g.int_bits() as u32);
+        }
         (g.next_u64() as i32) as f32 / 7.0
     }
 }
 
 impl Sample for f64 {
     fn sample(g: &mut Gen) -> Self {
+        if g.hostile && g.bool() {
+            return f64::from_bits(g.int_bits());
+        }
         (g.next_u64() as i64) as f64 / 13.0
     }
 }
