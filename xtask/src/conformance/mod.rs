@@ -32,7 +32,8 @@ conformance/expected-failures/<suite>.txt. Exits 1 on any failure not listed the
 listed tests that now pass), 2 if the harness itself fails.
 
 options:
-  --suite nsk-jdwp|com-sun-jdi|nsk-jdb   which suite (default nsk-jdwp)
+  --suite nsk-jdwp|com-sun-jdi|nsk-jdb|nsk-jdi
+                                          which suite (default nsk-jdwp)
   --agent ours|jdk|PATH                   the libjdwp.so under test: ours (default), the JDK's own
                                           (comparison run: no failure is expected), or a library
   --tests PATTERN...                      only tests whose name (path under the suite's test root,
@@ -63,6 +64,7 @@ pub const SUITES: &[Suite] = &[
     Suite { name: "nsk-jdwp", root: "test/hotspot/jtreg", dir: "vmTestbase/nsk/jdwp" },
     Suite { name: "com-sun-jdi", root: "test/jdk", dir: "com/sun/jdi" },
     Suite { name: "nsk-jdb", root: "test/hotspot/jtreg", dir: "vmTestbase/nsk/jdb" },
+    Suite { name: "nsk-jdi", root: "test/hotspot/jtreg", dir: "vmTestbase/nsk/jdi" },
 ];
 
 /// Which `libjdwp.so` the JDK copy gets.
