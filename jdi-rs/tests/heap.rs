@@ -71,7 +71,7 @@ async fn check(vm: &VirtualMachine, item: &ReferenceType, target: &ObjectReferen
     for i in all.iter().take(3) {
         assert_eq!(i.reference_type().await.unwrap(), *item);
     }
-    assert_eq!(target_type.instances(0).await.unwrap(), [target.clone()]);
+    assert_eq!(target_type.instances(0).await.unwrap(), std::slice::from_ref(target));
     let holders = target.referring_objects(0).await.unwrap();
     assert_eq!((holders.len(), distinct(&holders)), (referrers, referrers), "referrers of the target: {holders:?}");
     for h in &holders {
