@@ -586,15 +586,18 @@ fn add_entry_breakpoints(agent: &Agent, jni: Jni, klass: jclass, agent_thread: b
 pub unsafe extern "system" fn on_vm_death(_: *mut jvmtiEnv, jni_env: *mut JNIEnv) {
     crate::guard((), || {
         let Some((agent, jni)) = enter(jni_env, std::ptr::null_mut()) else { return };
-        // The automatic VM death event (request 0), plus any requested ones, in one composite.
+        // One composite: an event for each VM death request (newest first), then the automatic
+        // one (request 0), as the JDK's agent sends them. JDI's users read the first event of the
+        // set (nsk/jdi Event/request/request001 expects it to name their request).
         let subject = Subject::new(agent, jni, std::ptr::null_mut());
         let requested = matches(agent, EventKind::VmDeath, &subject);
-        let mut events = vec![RawEvent::VmDeath { request_id: 0 }];
+        let mut events = Vec::new();
         let mut policy = SuspendPolicy::None;
         if let Some(m) = requested {
             policy = m.suspend_policy;
-            events.extend(m.request_ids.into_iter().map(|request_id| RawEvent::VmDeath { request_id }));
+            events.extend(m.request_ids.into_iter().rev().map(|request_id| RawEvent::VmDeath { request_id }));
         }
+        events.push(RawEvent::VmDeath { request_id: 0 });
         // Held events would keep the VM from ever exiting.
         crate::hold::release();
         crate::event_helper::unblock();

@@ -1,14 +1,22 @@
 //! Heap walks for `VirtualMachine.InstanceCounts`, `ReferenceType.Instances` and
 //! `ObjectReference.ReferringObjects`.
 //!
-//! Instances are found by visiting every object in the heap (`IterateThroughHeap`), so, as with the
-//! JDK's agent, an object nothing refers to any more counts until the collector reclaims it (a
-//! debugger that just created an object sees it). Referrers need the references themselves, which
-//! only a walk from the roots reports (`FollowReferences`): they are live objects.
+//! All three count only objects reachable for the purposes of garbage collection, as the JDWP
+//! spec says and the JDK's agent answers: each walk follows references from the heap roots
+//! (`FollowReferences`), so an object the program has dropped is not counted even before the
+//! collector reclaims it. (A walk from the roots also makes HotSpot first re-materialize objects
+//! that escape analysis replaced by scalars in compiled frames, which a plain heap iteration would
+//! miss.) Such a walk reports every reference, so an object reached twice is reported twice: each
+//! walk marks what it has counted.
 //!
 //! Walks mark objects with JVMTI tags, but the agent's own environment uses tags as object IDs; so
 //! each walk runs in a JVMTI environment of its own, whose tags all vanish when it is disposed of at
 //! the end.
+//!
+//! What the debugger's counts cost is bounded: the classes of `InstanceCounts` are looked up and
+//! tagged one at a time, each walk is one pass over the live heap whatever the count, and found
+//! objects come back from the walk's environment in batches of [`BATCH`] (one tag per batch), each
+//! batch's local references deleted before the next is fetched.
 //!
 //! The callbacks run inside the VM's heap walk (on a VM thread, at a safepoint), where JNI and most
 //! of JVMTI are forbidden: they only read and write tags and the walk's own counters.
@@ -20,6 +28,7 @@ use jdwp_protocol::ErrorCode;
 use jni_sys::{jclass, jobject};
 
 use crate::agent::Agent;
+use crate::jni::Jni;
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{
     self, jint, jlong, jvmtiCapabilities, jvmtiHeapCallbacks, jvmtiHeapIterationCallback, jvmtiHeapReferenceCallback,
@@ -53,22 +62,53 @@ impl WalkEnv {
         Ok(())
     }
 
-    /// Follows references from the roots, reporting references to instances of exactly `class`
-    /// (every reference if null) to `callback`.
-    fn follow<T>(&self, class: jclass, callback: jvmtiHeapReferenceCallback, data: &mut T) -> Result<(), ErrorCode> {
+    /// Follows references from the roots, reporting the references to objects that pass
+    /// `heap_filter` and are instances of exactly `class` (any class if null) to `callback`.
+    fn follow<T>(
+        &self,
+        heap_filter: jint,
+        class: jclass,
+        callback: jvmtiHeapReferenceCallback,
+        data: &mut T,
+    ) -> Result<(), ErrorCode> {
         let callbacks = jvmtiHeapCallbacks { heap_reference_callback: callback, ..Default::default() };
         let user_data: *mut T = data;
         // SAFETY: `callback` is one of this module's callbacks, written for a `T` behind
         // `user_data`, which outlives the call; they neither unwind (guarded) nor call JNI/JVMTI.
-        unsafe { self.0.follow_references(0, class, std::ptr::null_mut(), &callbacks, user_data.cast()) }?;
+        unsafe { self.0.follow_references(heap_filter, class, std::ptr::null_mut(), &callbacks, user_data.cast()) }?;
         Ok(())
     }
 
-    /// The objects tagged `tag` in this environment, as local references.
-    fn objects_tagged(&self, tag: jlong) -> Result<Vec<jobject>, ErrorCode> {
-        let (objects, _tags) = self.0.get_objects_with_tags(&[tag])?;
-        Ok(objects.to_vec())
+    /// Hands the `count` objects a walk found, tagged by [`batch_tag`] from `first_tag` on, to
+    /// `each` as local references, one batch at a time; each is deleted once `each` returns.
+    fn each_found(
+        &self,
+        jni: Jni,
+        first_tag: jlong,
+        count: usize,
+        mut each: impl FnMut(jobject) -> Result<(), ErrorCode>,
+    ) -> Result<(), ErrorCode> {
+        for batch in 0..count.div_ceil(BATCH) {
+            let (objects, _tags) = self.0.get_objects_with_tags(&[first_tag + batch as jlong])?;
+            let mut result = Ok(());
+            for &obj in objects.iter() {
+                if result.is_ok() {
+                    result = each(obj);
+                }
+                jni.delete_local_ref(obj);
+            }
+            result?;
+        }
+        Ok(())
     }
+}
+
+/// How many found objects share a tag, and so come back from the walk environment at once.
+const BATCH: usize = 16 * 1024;
+
+/// The tag of the `n`th object a walk found (from 0), batches numbered from `first_tag` on.
+fn batch_tag(first_tag: jlong, n: usize) -> jlong {
+    first_tag + (n / BATCH) as jlong
 }
 
 impl Drop for WalkEnv {
@@ -86,52 +126,109 @@ pub(crate) fn guarded(f: impl FnOnce() -> jint) -> jint {
 
 // ---- instance counts --------------------------------------------------------------------------
 
-/// How many instances each class has (exactly that class, not subclasses).
-pub fn instance_counts(agent: &Agent, classes: &[jclass]) -> Result<Vec<i64>, ErrorCode> {
-    if classes.is_empty() {
-        return Ok(Vec::new());
-    }
-    let env = WalkEnv::new(agent)?;
-    // Class `i` is tagged `i + 1`, so each object's class tag says whose count it adds to; a class
-    // asked for twice keeps its first tag.
-    let mut index = Vec::with_capacity(classes.len());
-    for (i, &class) in classes.iter().enumerate() {
-        match env.0.get_tag(class)? {
-            0 => {
-                env.0.set_tag(class, i as jlong + 1)?;
-                index.push(i);
-            }
-            tag => index.push(usize::try_from(tag - 1).map_err(|_| ErrorCode::INTERNAL)?),
-        }
-    }
-    let mut counts = vec![0i64; classes.len()];
-    env.iterate(std::ptr::null_mut(), Some(count_by_class), &mut counts)?;
-    Ok(index.into_iter().map(|i| counts.get(i).copied().unwrap_or(0)).collect())
+/// `VirtualMachine.InstanceCounts`: the reachable instances of exactly each class (not of its
+/// subclasses). Classes are added one at a time ([`InstanceCounts::add`]), so the caller needs only
+/// one local reference at a time, whatever the number of classes asked for.
+///
+/// Tags in the walk environment: a class asked for carries `slot + 1`. An object counted carries a
+/// negative tag: a class object asked for flips its own tag to `-(slot + 1)`, any other object gets
+/// [`Counter::mark`], whose absolute value names no slot. Read through its absolute value, an
+/// object's class tag thus still names its slot after its class object was counted itself.
+pub struct InstanceCounts {
+    env: WalkEnv,
+    /// For each class asked for, in order: its slot (a class asked for twice shares one), or
+    /// `None` for an ID that is no class now (it has no instances).
+    asked: Vec<Option<usize>>,
+    slots: usize,
 }
 
-unsafe extern "system" fn count_by_class(
+impl InstanceCounts {
+    pub fn new(agent: &Agent) -> Result<InstanceCounts, ErrorCode> {
+        Ok(InstanceCounts { env: WalkEnv::new(agent)?, asked: Vec::new(), slots: 0 })
+    }
+
+    /// The next class asked for (`None`: not a class, answered 0). The caller may delete its
+    /// reference afterwards: the tag stays on the class.
+    pub fn add(&mut self, class: Option<jclass>) -> Result<(), ErrorCode> {
+        let Some(class) = class else {
+            self.asked.push(None);
+            return Ok(());
+        };
+        let slot = match self.env.0.get_tag(class)? {
+            0 => {
+                let slot = self.slots;
+                self.env.0.set_tag(class, slot as jlong + 1)?;
+                self.slots += 1;
+                slot
+            }
+            tag => usize::try_from(tag - 1).map_err(|_| ErrorCode::INTERNAL)?,
+        };
+        self.asked.push(Some(slot));
+        Ok(())
+    }
+
+    /// Walks the reachable heap once and answers a count for each class asked for, in order.
+    pub fn count(self) -> Result<Vec<i64>, ErrorCode> {
+        let mut counter = Counter { counts: vec![0; self.slots], mark: -(self.slots as jlong + 1) };
+        if self.slots > 0 {
+            // Only objects whose class carries a tag (a class asked for, or a counted class
+            // object: see above) are reported.
+            self.env.follow(
+                sys::JVMTI_HEAP_FILTER_CLASS_UNTAGGED,
+                std::ptr::null_mut(),
+                Some(count_reached),
+                &mut counter,
+            )?;
+        }
+        Ok(self.asked.iter().map(|slot| slot.and_then(|s| counter.counts.get(s).copied()).unwrap_or(0)).collect())
+    }
+}
+
+/// The walk's state while counting instances.
+struct Counter {
+    counts: Vec<i64>,
+    /// The tag of a counted object that is not a class asked for.
+    mark: jlong,
+}
+
+impl Counter {
+    /// Counts an object reached with tag `*tag`, whose class has tag `class_tag`, unless it was
+    /// counted already; marks it counted.
+    fn reached(&mut self, class_tag: jlong, tag: &mut jlong) {
+        if *tag < 0 {
+            return;
+        }
+        let slot = usize::try_from(class_tag.unsigned_abs()).ok().and_then(|t| t.checked_sub(1));
+        if let Some(count) = slot.and_then(|s| self.counts.get_mut(s)) {
+            *count += 1;
+        }
+        *tag = if *tag > 0 { -*tag } else { self.mark };
+    }
+}
+
+unsafe extern "system" fn count_reached(
+    _kind: jvmtiHeapReferenceKind,
+    _info: *const jvmtiHeapReferenceInfo,
     class_tag: jlong,
+    _referrer_class_tag: jlong,
     _size: jlong,
-    _tag_ptr: *mut jlong,
+    tag_ptr: *mut jlong,
+    _referrer_tag_ptr: *mut jlong,
     _length: jint,
     user_data: *mut c_void,
 ) -> jint {
     guarded(|| {
-        // SAFETY: the user data is our `Vec<i64>`, valid for the walk (`WalkEnv::iterate`).
-        let counts = unsafe { &mut *user_data.cast::<Vec<i64>>() };
-        if let Some(count) =
-            usize::try_from(class_tag).ok().and_then(|i| i.checked_sub(1)).and_then(|i| counts.get_mut(i))
-        {
-            *count += 1;
-        }
-        0
+        // SAFETY: the VM passes the referree's tag, and our `Counter` is the user data, both valid
+        // for this call (`WalkEnv::follow`).
+        let (tag, counter) = unsafe { (&mut *tag_ptr, &mut *user_data.cast::<Counter>()) };
+        counter.reached(class_tag, tag);
+        sys::JVMTI_VISIT_OBJECTS
     })
 }
 
 // ---- instances --------------------------------------------------------------------------------
 
-const FOUND: jlong = 1;
-
+/// What a walk found so far, and where it stops.
 struct Limit {
     max: usize,
     found: usize,
@@ -150,20 +247,22 @@ impl Limit {
     }
 }
 
-/// Up to `max` (0: all) instances of exactly `class`, as local references.
-pub fn instances(agent: &Agent, class: jclass, max: i32) -> Result<Vec<jobject>, ErrorCode> {
+/// The tags of found instances start here (0 is "not found").
+const FIRST_INSTANCE_TAG: jlong = 1;
+
+/// Up to `max` (0: all) reachable instances of exactly `class`, each handed to `each` as a local
+/// reference that is deleted when `each` returns.
+pub fn instances(
+    agent: &Agent,
+    jni: Jni,
+    class: jclass,
+    max: i32,
+    each: impl FnMut(jobject) -> Result<(), ErrorCode>,
+) -> Result<(), ErrorCode> {
     let env = WalkEnv::new(agent)?;
     let mut limit = Limit::new(max);
-    // Following references from the roots, as the JDK's agent does: the instances reachable for
-    // garbage collection, as JDI's `instances` says, and HotSpot then first re-materializes the
-    // objects escape analysis replaced by scalars in compiled frames (EATests'
-    // EAGetInstancesOfReferenceType counts them), which a plain heap iteration does not see.
-    env.follow(class, Some(tag_reached_instance), &mut limit)?;
-    let mut objects = env.objects_tagged(FOUND)?;
-    if limit.max != 0 {
-        objects.truncate(limit.max);
-    }
-    Ok(objects)
+    env.follow(0, class, Some(tag_reached_instance), &mut limit)?;
+    env.each_found(jni, FIRST_INSTANCE_TAG, limit.found, each)
 }
 
 unsafe extern "system" fn tag_reached_instance(
@@ -182,10 +281,10 @@ unsafe extern "system" fn tag_reached_instance(
         // it), and our `Limit` is the user data, both valid for this call (`WalkEnv::follow`).
         let (tag, limit) = unsafe { (&mut *tag_ptr, &mut *user_data.cast::<Limit>()) };
         // Reached again through another reference: counted already.
-        if *tag == FOUND {
+        if *tag != 0 {
             return sys::JVMTI_VISIT_OBJECTS;
         }
-        *tag = FOUND;
+        *tag = batch_tag(FIRST_INSTANCE_TAG, limit.found);
         if limit.one_more() { sys::JVMTI_VISIT_ABORT } else { sys::JVMTI_VISIT_OBJECTS }
     })
 }
@@ -193,23 +292,33 @@ unsafe extern "system" fn tag_reached_instance(
 // ---- referrers --------------------------------------------------------------------------------
 
 const TARGET: jlong = 1;
-const REFERRER: jlong = 2;
+/// The tags of found referrers (the target itself aside) start here.
+const FIRST_REFERRER_TAG: jlong = 2;
 
 /// Up to `max` (0: all) live objects holding a reference to `target` (itself included if it
-/// refers to itself), as local references.
-pub fn referrers(agent: &Agent, target: jobject, max: i32) -> Result<Vec<jobject>, ErrorCode> {
+/// refers to itself), each handed to `each` as a local reference that is deleted when `each`
+/// returns.
+pub fn referrers(
+    agent: &Agent,
+    jni: Jni,
+    target: jobject,
+    max: i32,
+    mut each: impl FnMut(jobject) -> Result<(), ErrorCode>,
+) -> Result<(), ErrorCode> {
     let env = WalkEnv::new(agent)?;
     env.0.set_tag(target, TARGET)?;
     let mut limit = Limit::new(max);
-    env.follow(std::ptr::null_mut(), Some(tag_referrer), &mut limit)?;
-    let mut objects = env.objects_tagged(REFERRER)?;
+    // Only references to tagged objects (the target, and the referrers found so far) are reported.
+    env.follow(sys::JVMTI_HEAP_FILTER_UNTAGGED, std::ptr::null_mut(), Some(tag_referrer), &mut limit)?;
+    let others = limit.found - usize::from(limit.self_reference);
+    env.each_found(jni, FIRST_REFERRER_TAG, others, &mut each)?;
     if limit.self_reference {
-        objects.push(agent.jni()?.new_local_ref(target));
+        let me = jni.new_local_ref(target);
+        let result = each(me);
+        jni.delete_local_ref(me);
+        result?;
     }
-    if limit.max != 0 {
-        objects.truncate(limit.max);
-    }
-    Ok(objects)
+    Ok(())
 }
 
 unsafe extern "system" fn tag_referrer(
@@ -244,7 +353,9 @@ unsafe extern "system" fn tag_referrer(
             // SAFETY: see above.
             let referrer_tag = unsafe { &mut *referrer_tag_ptr };
             *referrer_tag == 0 && {
-                *referrer_tag = REFERRER;
+                // Numbered among the referrers other than the target itself.
+                let n = limit.found - usize::from(limit.self_reference);
+                *referrer_tag = batch_tag(FIRST_REFERRER_TAG, n);
                 limit.one_more()
             }
         };
@@ -254,7 +365,7 @@ unsafe extern "system" fn tag_referrer(
 
 #[cfg(test)]
 mod tests {
-    use super::Limit;
+    use super::{BATCH, Counter, Limit, batch_tag};
 
     #[test]
     fn limits_stop_at_max_unless_zero() {
@@ -264,5 +375,43 @@ mod tests {
         assert!(!two.one_more());
         assert!(two.one_more());
         assert_eq!(Limit::new(-5).max, 0);
+    }
+
+    #[test]
+    fn found_objects_come_back_in_batches() {
+        assert_eq!(batch_tag(1, 0), 1);
+        assert_eq!(batch_tag(1, BATCH - 1), 1);
+        assert_eq!(batch_tag(1, BATCH), 2);
+        assert_eq!(batch_tag(2, 3 * BATCH + 5), 5);
+    }
+
+    /// Two classes asked for (slots 0 and 1); `java.lang.Class` is slot 1, so class objects count.
+    #[test]
+    fn an_object_reached_twice_counts_once() {
+        let mut c = Counter { counts: vec![0, 0], mark: -3 };
+        let mut object = 0;
+        c.reached(1, &mut object);
+        c.reached(1, &mut object);
+        assert_eq!((c.counts.as_slice(), object), (&[1, 0][..], -3));
+    }
+
+    #[test]
+    fn a_class_asked_for_counts_as_an_object_and_keeps_naming_its_slot() {
+        let mut c = Counter { counts: vec![0, 0], mark: -3 };
+        // Slot 0's class object (tag 1), an instance of java.lang.Class (slot 1, tag 2).
+        let mut class0 = 1;
+        c.reached(2, &mut class0);
+        assert_eq!(class0, -1);
+        c.reached(2, &mut class0);
+        // Its instances now see their class tag as -1: still slot 0.
+        let (mut a, mut b) = (0, 0);
+        c.reached(-1, &mut a);
+        c.reached(-1, &mut b);
+        c.reached(-1, &mut a);
+        assert_eq!(c.counts, [2, 1]);
+        // An object whose class is another counted class object (tag `mark`) counts nowhere.
+        let mut other = 0;
+        c.reached(-3, &mut other);
+        assert_eq!((c.counts.as_slice(), other), (&[2, 1][..], -3));
     }
 }

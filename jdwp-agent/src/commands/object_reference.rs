@@ -76,12 +76,11 @@ pub fn referring_objects(agent: &Agent, cmd: ReferringObjects) -> Result<Referri
     }
     let jni = agent.jni()?;
     let obj = agent.non_null_object(jni, cmd.object)?;
-    let referrers = super::heap::referrers(agent, obj, cmd.max_referrers)?;
-    let mut referring_objects = Vec::with_capacity(referrers.len());
-    for r in referrers {
+    let mut referring_objects = Vec::new();
+    super::heap::referrers(agent, jni, obj, cmd.max_referrers, |r| {
         referring_objects.push(agent.tagged_object(jni, r)?);
-        jni.delete_local_ref(r);
-    }
+        Ok(())
+    })?;
     Ok(ReferringObjectsReply { referring_objects })
 }
 

@@ -201,19 +201,18 @@ pub fn source_debug_extension(
     Ok(SourceDebugExtensionReply { extension: agent.jvmti.get_source_debug_extension(c)? })
 }
 
-/// Instances of exactly this type (up to `max_instances`; 0 for all), garbage not yet collected
-/// included, as with the JDK's agent.
+/// Instances of exactly this type (up to `max_instances`; 0 for all), those reachable for garbage
+/// collection only, as the spec says and the JDK's agent answers.
 pub fn instances(agent: &Agent, cmd: Instances) -> Result<InstancesReply, ErrorCode> {
     if cmd.max_instances < 0 {
         return Err(ErrorCode::ILLEGAL_ARGUMENT);
     }
     let (jni, c) = class(agent, cmd.ref_type)?;
-    let found = super::heap::instances(agent, c, cmd.max_instances)?;
-    let mut instances = Vec::with_capacity(found.len());
-    for obj in found {
+    let mut instances = Vec::new();
+    super::heap::instances(agent, jni, c, cmd.max_instances, |obj| {
         instances.push(agent.tagged_object(jni, obj)?);
-        jni.delete_local_ref(obj);
-    }
+        Ok(())
+    })?;
     Ok(InstancesReply { instances })
 }
 

@@ -283,24 +283,18 @@ pub fn set_default_stratum(_: &Agent, cmd: SetDefaultStratum) -> Result<SetDefau
     Ok(SetDefaultStratumReply {})
 }
 
-/// Instances of exactly each type (garbage not yet collected included, as with the JDK's agent).
-/// A type that is gone (or was never one) has none, as the JDK's agent answers.
+/// Instances of exactly each type, those reachable for garbage collection only (as the spec says
+/// and the JDK's agent answers). A type that is gone (or was never one) has none, as the JDK's
+/// agent answers. One local reference at a time, whatever the number of types asked for.
 pub fn instance_counts(agent: &Agent, cmd: InstanceCounts) -> Result<InstanceCountsReply, ErrorCode> {
     let jni = agent.jni()?;
-    let mut classes = Vec::with_capacity(cmd.ref_types.len());
-    let mut present = Vec::with_capacity(cmd.ref_types.len());
+    let mut counts = super::heap::InstanceCounts::new(agent)?;
     for &t in &cmd.ref_types {
-        match agent.class(jni, t) {
-            Ok(c) => {
-                present.push(Some(classes.len()));
-                classes.push(c);
-            }
-            Err(_) => present.push(None),
-        }
+        // Whatever the lookup made dies with this frame, a class or not.
+        let _frame = jni.push_local_frame(4)?;
+        counts.add(agent.class(jni, t).ok())?;
     }
-    let found = super::heap::instance_counts(agent, &classes)?;
-    let counts = present.into_iter().map(|i| i.and_then(|i| found.get(i).copied()).unwrap_or(0)).collect();
-    Ok(InstanceCountsReply { counts })
+    Ok(InstanceCountsReply { counts: counts.count()? })
 }
 
 pub fn all_modules(agent: &Agent, _: AllModules) -> Result<AllModulesReply, ErrorCode> {

@@ -98,6 +98,34 @@ fn matches(name: &str, pattern: &str) -> bool {
     true
 }
 
+/// A fixed share of the suite: every `k`th test (the 1st, the `k+1`th, ...) of each of its
+/// directories one level down (a JDI interface or JDWP command set, e.g. `ObjectReference`), so
+/// that each is covered however small its share. Deterministic: the same tests every run.
+pub fn share(all: &[String], suite_dir: &str, k: usize) -> Vec<String> {
+    let k = k.max(1);
+    let group = |t: &str| {
+        let rest = t.strip_prefix(suite_dir).unwrap_or(t).trim_start_matches('/');
+        rest.split('/').next().unwrap_or("").to_owned()
+    };
+    let mut sorted: Vec<&String> = all.iter().collect();
+    sorted.sort();
+    let mut picked = Vec::new();
+    let mut current: Option<String> = None;
+    let mut index = 0;
+    for t in sorted {
+        let g = group(t);
+        if current.as_deref() != Some(g.as_str()) {
+            current = Some(g);
+            index = 0;
+        }
+        if index % k == 0 {
+            picked.push(t.clone());
+        }
+        index += 1;
+    }
+    picked
+}
+
 /// The name without jtreg's `#id` suffix (the test file).
 pub fn file_of(name: &str) -> &str {
     name.split_once('#').map_or(name, |(f, _)| f)
@@ -363,6 +391,28 @@ mod tests {
         assert_eq!(select(&all, &["nsk/*/setvalues*".into()]).len(), 1);
         assert_eq!(select(&all, &["Version".into(), "ClassType".into()]).len(), 3);
         assert!(select(&all, &["nothing".into()]).is_empty());
+    }
+
+    #[test]
+    fn a_share_covers_every_directory() {
+        let all: Vec<String> = [
+            "s/A/x/a1/T.java",
+            "s/A/x/a2/T.java",
+            "s/A/y/a3/T.java",
+            "s/A/y/a4/T.java",
+            "s/A/y/a5/T.java",
+            "s/B/b1/T.java",
+            "s/C/c1/T.java",
+            "s/C/c2/T.java",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(share(&all, "s", 3), ["s/A/x/a1/T.java", "s/A/y/a4/T.java", "s/B/b1/T.java", "s/C/c1/T.java"]);
+        assert_eq!(share(&all, "s", 1), all);
+        let mut shuffled = all.clone();
+        shuffled.reverse();
+        assert_eq!(share(&shuffled, "s", 2), share(&all, "s", 2), "the order given does not matter");
+        assert_eq!(share(&all, "s", 2).len(), 5);
     }
 
     #[test]

@@ -32,13 +32,17 @@ conformance/expected-failures/<suite>.txt. Exits 1 on any failure not listed the
 listed tests that now pass), 2 if the harness itself fails.
 
 options:
-  --suite nsk-jdwp|com-sun-jdi|nsk-jdb   which suite (default nsk-jdwp)
+  --suite nsk-jdwp|com-sun-jdi|nsk-jdb|nsk-jdi
+                                          which suite (default nsk-jdwp)
   --agent ours|jdk|PATH                   the libjdwp.so under test: ours (default), the JDK's own
                                           (comparison run: no failure is expected), or a library
   --tests PATTERN...                      only tests whose name (path under the suite's test root,
                                           e.g. vmTestbase/nsk/jdwp/.../TestDescription.java)
                                           contains one of the patterns (`*` matches anything)
   --skip PATTERN...                       leave out the tests matching a pattern (same matching)
+  --share K                               every Kth test of each directory one level under the
+                                          suite's (each JDI interface or JDWP command set keeps at
+                                          least its first), plus the tests --tests names
   --timeout-factor N                      jtreg -timeoutFactor (default 4)
   --conc N                                jtreg -conc, tests run at once (default 2)
   --max-minutes N                         stop jtreg and fail if the run takes longer (for CI)
@@ -63,6 +67,7 @@ pub const SUITES: &[Suite] = &[
     Suite { name: "nsk-jdwp", root: "test/hotspot/jtreg", dir: "vmTestbase/nsk/jdwp" },
     Suite { name: "com-sun-jdi", root: "test/jdk", dir: "com/sun/jdi" },
     Suite { name: "nsk-jdb", root: "test/hotspot/jtreg", dir: "vmTestbase/nsk/jdb" },
+    Suite { name: "nsk-jdi", root: "test/hotspot/jtreg", dir: "vmTestbase/nsk/jdi" },
 ];
 
 /// Which `libjdwp.so` the JDK copy gets.
@@ -98,6 +103,8 @@ pub struct Options {
     pub install: bool,
     pub max_minutes: Option<f64>,
     pub results_only: bool,
+    /// Every `k`th test of each directory (see [`jtreg::share`]), plus the `--tests` ones.
+    pub share: Option<usize>,
 }
 
 impl Options {
@@ -113,6 +120,7 @@ impl Options {
             install: true,
             max_minutes: None,
             results_only: false,
+            share: None,
         };
         let mut i = 0;
         while i < args.len() {
@@ -179,6 +187,12 @@ impl Options {
                     let v = value(flag)?;
                     options.conc =
                         v.parse().ok().filter(|&n| n > 0).ok_or(format!("--conc: not a positive integer: {v:?}"))?;
+                }
+                "--share" => {
+                    let v = value(flag)?;
+                    options.share = Some(
+                        v.parse().ok().filter(|&n| n > 0).ok_or(format!("--share: not a positive integer: {v:?}"))?,
+                    );
                 }
                 "--no-install" => options.install = false,
                 other => return Err(format!("unknown option {other:?}")),
@@ -253,8 +267,19 @@ pub fn run(options: &Options) -> Result<Outcome> {
 
         // 5. Which tests, then jtreg.
         let all_tests = jtreg::discover(&test_root, suite.dir)?;
-        let mut picked =
-            if options.tests.is_empty() { all_tests.clone() } else { jtreg::select(&all_tests, &options.tests) };
+        let mut picked = match options.share {
+            // The share, and the tests named besides it, in the suite's order.
+            Some(k) => {
+                let mut picked = jtreg::share(&all_tests, suite.dir, k);
+                picked.extend(jtreg::select(&all_tests, &options.tests));
+                picked.sort();
+                picked.dedup();
+                println!("--share {k}: {} of {} tests", picked.len(), all_tests.len());
+                picked
+            }
+            None if options.tests.is_empty() => all_tests.clone(),
+            None => jtreg::select(&all_tests, &options.tests),
+        };
         let before_skip = picked.len();
         if !options.skip.is_empty() {
             let skip = jtreg::select(&picked, &options.skip);
@@ -388,6 +413,8 @@ mod tests {
             "--max-minutes",
             "30",
             "--results-only",
+            "--share",
+            "4",
         ])
         .unwrap()
         .unwrap();
@@ -396,7 +423,7 @@ mod tests {
         assert_eq!(o.tests, ["a", "b/c"]);
         assert_eq!((o.timeout_factor, o.conc, o.install), (2.5, 3, false));
         assert_eq!(o.skip, ["x"]);
-        assert_eq!((o.max_minutes, o.results_only), (Some(30.0), true));
+        assert_eq!((o.max_minutes, o.results_only, o.share), (Some(30.0), true, Some(4)));
         let o = parse(&["--agent", "/x/libfoo.so"]).unwrap().unwrap();
         assert_eq!(o.agent, AgentChoice::Path("/x/libfoo.so".into()));
     }
@@ -412,6 +439,8 @@ mod tests {
             &["--timeout-factor", "x"],
             &["--skip"],
             &["--max-minutes", "-1"],
+            &["--share", "0"],
+            &["--share"],
             &["--suite"],
             &["--frobnicate"],
         ] {

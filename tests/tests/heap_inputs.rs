@@ -1,0 +1,116 @@
+//! The heap commands (`VirtualMachine.InstanceCounts`, `ReferenceType.Instances`,
+//! `ObjectReference.ReferringObjects`) given bad or extreme input by a debugger: IDs that name
+//! nothing, null, an object that is no class, negative and huge limits, a long list of types. Each
+//! answer is an error reply or a bounded answer, never a crash, and the program then runs to its
+//! end. Each case runs against the JDK's agent and ours, and the answers must agree, except where
+//! ours does better (a type asked for twice).
+
+use std::time::Duration;
+
+use jdwp_protocol::commands::event::{Composite, Event};
+use jdwp_protocol::commands::event_request::{self as er, Modifier};
+use jdwp_protocol::commands::{object_reference as or, reference_type as rt, virtual_machine as vm};
+use jdwp_protocol::{ErrorCode, EventKind, ObjectId, ReferenceTypeId, SuspendPolicy, ThreadId, codec};
+use test_rig::wire::{RawSession, WireError};
+use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+fn agents() -> Vec<(&'static str, Agent)> {
+    let ours = test_rig::our_agent_library().expect("our agent");
+    vec![("jdk", Agent::jdk_default()), ("ours", Agent::path(ours, DEFAULT_JDK_AGENT_OPTIONS))]
+}
+
+fn next_composite(s: &mut RawSession) -> Composite {
+    let packet = s.next_event().expect("an event");
+    codec::decode_body(&packet.body, s.id_sizes()).expect("a composite")
+}
+
+/// Starts Demo suspended and runs it until `Demo` is prepared (the VM suspended there): the
+/// session, Demo's ID and the thread that prepared it.
+fn demo_prepared(agent: Agent) -> (Debuggee, RawSession, ReferenceTypeId, ThreadId) {
+    let jvm = Debuggee::builder("Demo").agent(agent).spawn().expect("the debuggee starts");
+    let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
+    assert!(matches!(next_composite(&mut s).events.as_slice(), [Event::VmStart { .. }]));
+    let req = s
+        .send(&er::Set {
+            event_kind: EventKind::ClassPrepare,
+            suspend_policy: SuspendPolicy::All,
+            modifiers: vec![Modifier::ClassMatch { class_pattern: "Demo".into() }],
+        })
+        .unwrap();
+    s.send(&vm::Resume {}).unwrap();
+    let prepared = next_composite(&mut s);
+    let Some(&Event::ClassPrepare { type_id, thread, .. }) = prepared.events.first() else {
+        panic!("expected Demo's class prepare, got {prepared:?}")
+    };
+    s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: req.request_id }).unwrap();
+    (jvm, s, type_id, thread)
+}
+
+fn error<T: std::fmt::Debug>(r: Result<T, WireError>) -> ErrorCode {
+    match r {
+        Err(WireError::Jdwp { code, .. }) => code,
+        other => panic!("expected an error reply, got {other:?}"),
+    }
+}
+
+#[test]
+fn heap_commands_answer_bad_and_extreme_input_and_the_vm_goes_on() {
+    // An ID no agent handed out (ours count up from 1; the JDK's too).
+    let unknown = 0x7fff_0000_dead_beef_u64;
+    for (name, agent) in agents() {
+        let (jvm, mut s, demo, thread) = demo_prepared(agent);
+        let not_a_class = ReferenceTypeId(thread.0);
+        let instances = |ref_type, max_instances| rt::Instances { ref_type, max_instances };
+
+        // Instances.
+        assert_eq!(error(s.send(&instances(ReferenceTypeId(unknown), 0))), ErrorCode::INVALID_OBJECT, "{name}");
+        assert_eq!(error(s.send(&instances(not_a_class, 0))), ErrorCode::INVALID_CLASS, "{name}");
+        // Null: the JDK's agent answers INVALID_OBJECT here, ours INVALID_CLASS (the ID lookup
+        // shared by every command taking a class, as the JDK's agent answers elsewhere).
+        let null = error(s.send(&instances(ReferenceTypeId(0), 0)));
+        assert!([ErrorCode::INVALID_OBJECT, ErrorCode::INVALID_CLASS].contains(&null), "{name}: {null:?}");
+        assert_eq!(error(s.send(&instances(demo, -1))), ErrorCode::ILLEGAL_ARGUMENT, "{name}");
+        assert_eq!(error(s.send(&instances(demo, i32::MIN))), ErrorCode::ILLEGAL_ARGUMENT, "{name}");
+        // No Demo object exists: the program runs static methods only.
+        assert!(s.send(&instances(demo, i32::MAX)).unwrap().instances.is_empty(), "{name}");
+        // The thread's class has the thread among its instances, however large the limit.
+        let thread_class = s.send(&or::ReferenceType { object: ObjectId(thread.0) }).unwrap().type_id;
+        let threads = s.send(&instances(thread_class, i32::MAX)).unwrap().instances;
+        assert!(threads.iter().any(|t| t.id.0 == thread.0), "{name}: {threads:?}");
+        assert_eq!(s.send(&instances(thread_class, 1)).unwrap().instances.len(), 1, "{name}");
+
+        // ReferringObjects.
+        let referrers = |object, max_referrers| or::ReferringObjects { object, max_referrers };
+        assert_eq!(error(s.send(&referrers(ObjectId(unknown), 0))), ErrorCode::INVALID_OBJECT, "{name}");
+        assert_eq!(error(s.send(&referrers(ObjectId(0), 0))), ErrorCode::INVALID_OBJECT, "{name}");
+        assert_eq!(error(s.send(&referrers(ObjectId(thread.0), -1))), ErrorCode::ILLEGAL_ARGUMENT, "{name}");
+        // The thread is referred to (by its group, at least), however large the limit.
+        assert!(!s.send(&referrers(ObjectId(thread.0), i32::MAX)).unwrap().referring_objects.is_empty(), "{name}");
+        assert_eq!(s.send(&referrers(ObjectId(thread.0), 1)).unwrap().referring_objects.len(), 1, "{name}");
+
+        // InstanceCounts: what is no class now has no instances, as in the JDK's agent.
+        let counts = s
+            .send(&vm::InstanceCounts {
+                ref_types: vec![ReferenceTypeId(unknown), not_a_class, ReferenceTypeId(0), demo, thread_class],
+            })
+            .unwrap()
+            .counts;
+        assert_eq!(counts[..4], [0, 0, 0, 0], "{name}");
+        assert!(counts[4] >= 1, "{name}: {counts:?}");
+        assert!(s.send(&vm::InstanceCounts { ref_types: vec![] }).unwrap().counts.is_empty(), "{name}");
+        // A long list: 100,000 types, all bad but one, looked up one at a time.
+        let mut many = vec![not_a_class; 99_999];
+        many.push(thread_class);
+        let counts = s.send(&vm::InstanceCounts { ref_types: many }).unwrap().counts;
+        assert_eq!(counts.len(), 100_000, "{name}");
+        assert!(counts[..99_999].iter().all(|&c| c == 0) && counts[99_999] >= 1, "{name}");
+
+        s.send(&vm::Resume {}).unwrap();
+        s.send(&vm::Dispose {}).unwrap();
+        s.close();
+        let status = jvm.wait_for_exit(TIMEOUT).expect("Demo exits");
+        assert!(status.success(), "{name}: {status:?}\n{}", jvm.output_text());
+    }
+}
