@@ -78,6 +78,49 @@ pub async fn run(args: Vec<String>) -> i32 {
         Cli::Deadlocks { attach, json } => deadlocks_once(&attach, json).await,
         Cli::Profile(opts) => profile_once(&opts).await,
         Cli::Debug(opts) => debug(*opts).await,
+        Cli::Dap { listen } => dap(listen).await,
+    }
+}
+
+/// `jdb-rs dap`: serves the Debug Adapter Protocol (`jdbg-dap`) on stdin/stdout, or on one TCP
+/// connection at a time at `listen`. Launches use our agent when it is found next to jdb-rs.
+async fn dap(listen: Option<String>) -> i32 {
+    let config = jdbg_dap::Config { agent: agent_lib::locate() };
+    match listen {
+        None => match jdbg_dap::serve(tokio::io::stdin(), tokio::io::stdout(), config).await {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("jdb-rs dap: {e}");
+                1
+            }
+        },
+        Some(addr) => {
+            let listener = match tokio::net::TcpListener::bind(&addr).await {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("jdb-rs dap: cannot listen on {addr}: {e}");
+                    return 1;
+                }
+            };
+            if let Ok(a) = listener.local_addr() {
+                eprintln!("jdb-rs dap: listening on {a}");
+            }
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        let _ = stream.set_nodelay(true);
+                        let (r, w) = stream.into_split();
+                        if let Err(e) = jdbg_dap::serve(r, w, config.clone()).await {
+                            eprintln!("jdb-rs dap: {e}");
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("jdb-rs dap: accept failed: {e}");
+                        return 1;
+                    }
+                }
+            }
+        }
     }
 }
 
