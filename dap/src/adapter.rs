@@ -34,11 +34,17 @@ use crate::protocol::{self as p, args};
 use crate::sources::{self, SourceFile};
 use crate::values::{self, Children};
 
+/// Writes a flame graph of folded stacks (`a;b;c COUNT` lines) to a file: the renderer lives in
+/// jdb-rs (`flame`), which hands it over here, so this crate does not depend on jdb-rs.
+pub type FlameWriter = fn(path: &str, folded: &str, title: &str, unit: &str) -> Result<(), String>;
+
 /// How the adapter was started.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     /// Our agent library, used by `launch` unless `"jdkAgent": true` (or when absent).
     pub agent: Option<PathBuf>,
+    /// Draws flame graphs for `jdbg/profile` (none: only folded stacks are returned).
+    pub flame: Option<FlameWriter>,
 }
 
 /// Serves one DAP session over `reader`/`writer` until the client disconnects or the input ends.
@@ -368,6 +374,9 @@ impl Adapter {
             }
             "source" => Err("no source is available for this reference".into()),
             "jdbg/deadlocks" => self.deadlocks().await,
+            "jdbg/profile" => self.profile(args(command, a)?).await,
+            // JDWP commands sent so far on this connection (each is one round trip).
+            "jdbg/stats" => Ok(json!({"jdwpCommands": self.vm()?.commands_sent()})),
             other => Err(format!("unknown request {other:?}")),
         }
     }
@@ -1258,8 +1267,26 @@ impl Adapter {
         Ok(json!({"sources": out}))
     }
 
+    /// Deadlocks in one round trip with our agent (monitors and `java.util.concurrent` locks),
+    /// else from standard commands (monitors only).
     async fn deadlocks(&mut self) -> R<Json> {
         let vm = self.vm()?.clone();
+        if let Ok(p) = jdi::profiler::Profiler::detect(&vm).await
+            && p.has(jdi::protocol::commands::profiler::feature::DEADLOCKS)
+        {
+            let cycles = p.deadlocks(0).await.map_err(je)?;
+            let list: Vec<Json> = cycles
+                .iter()
+                .map(|c| {
+                    json!({"threads": c.threads.iter().map(|t| json!({
+                        "name": t.name,
+                        "waitingFor": jdi::names::type_name_of_signature(&t.lock_class_signature),
+                        "stack": t.frames.iter().map(jdi::profiler::frame_name).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>()})
+                })
+                .collect();
+            return Ok(json!({"deadlocks": list, "oneTrip": true}));
+        }
         let found = jdi::deadlock::find_deadlocks(&vm).await.map_err(je)?;
         let list: Vec<Json> = found
             .iter()
@@ -1272,8 +1299,96 @@ impl Adapter {
                 })).collect::<Vec<_>>()})
             })
             .collect();
-        Ok(json!({"deadlocks": list}))
+        Ok(json!({"deadlocks": list, "oneTrip": false}))
     }
+
+    /// `jdbg/profile`: `{"action": "start"|"stop", "kind": "cpu"|"alloc"|"monitors",
+    /// "intervalMs", "flame": "out.svg", "top"}`. Needs our agent. `stop` answers with the
+    /// heaviest folded stacks and, given `flame`, writes the flame graph there.
+    async fn profile(&mut self, a: ProfileArgs) -> R<Json> {
+        let vm = self.vm()?.clone();
+        let p = jdi::profiler::Profiler::detect(&vm)
+            .await
+            .map_err(|e| format!("profiling needs jdbg's agent (launch without \"jdkAgent\"): {e}"))?;
+        let kind = a.kind.as_str();
+        match (a.action.as_str(), kind) {
+            ("start", "cpu") => {
+                let interval = Duration::from_micros((a.interval_ms.unwrap_or(10.0) * 1000.0).max(100.0) as u64);
+                p.cpu_start(interval, 0, &[]).await.map_err(je)?;
+            }
+            ("start", "alloc") => p.alloc_start(512 * 1024, 0).await.map_err(je)?,
+            ("start", "monitors") => p.monitor_start(0).await.map_err(je)?,
+            ("stop", "cpu" | "alloc" | "monitors") => {
+                let (stacks, title, unit) = match kind {
+                    "cpu" => {
+                        p.cpu_stop().await.map_err(je)?;
+                        let r = p.cpu_report(false).await.map_err(je)?;
+                        let s = r.traces.iter().map(|t| (jdi::profiler::folded(&t.frames), t.samples)).collect();
+                        (s, "CPU samples", "samples")
+                    }
+                    "alloc" => {
+                        p.alloc_stop().await.map_err(je)?;
+                        let r = p.alloc_report(false).await.map_err(je)?;
+                        let s = r
+                            .sites
+                            .iter()
+                            .map(|site| {
+                                let trace = r.traces.iter().find(|t| t.trace_id == site.trace_id);
+                                let mut f = trace.map(|t| jdi::profiler::folded(&t.frames)).unwrap_or_default();
+                                let class = jdi::names::type_name_of_signature(&site.class_signature);
+                                f = if f.is_empty() { format!("[{class}]") } else { format!("{f};[{class}]") };
+                                (f, site.allocated_bytes)
+                            })
+                            .collect();
+                        (s, "Allocated bytes", "bytes")
+                    }
+                    _ => {
+                        p.monitor_stop().await.map_err(je)?;
+                        let r = p.monitor_report(false).await.map_err(je)?;
+                        let s = r
+                            .monitors
+                            .iter()
+                            .map(|m| {
+                                let trace = r.traces.iter().find(|t| t.trace_id == m.trace_id);
+                                (
+                                    trace.map(|t| jdi::profiler::folded(&t.frames)).unwrap_or_default(),
+                                    m.total_blocked_nanos,
+                                )
+                            })
+                            .collect();
+                        (s, "Time blocked on monitors", "ns")
+                    }
+                };
+                let mut stacks: Vec<(String, i64)> = stacks;
+                stacks.sort_by(|x, y| y.1.cmp(&x.1));
+                let folded: String = stacks.iter().map(|(f, n)| format!("{f} {n}\n")).collect();
+                let mut written = None;
+                if let Some(path) = &a.flame {
+                    let writer = self.config.flame.ok_or("this adapter was built without a flame graph renderer")?;
+                    writer(path, &folded, title, unit)?;
+                    written = Some(path.clone());
+                }
+                let top: Vec<Json> =
+                    stacks.iter().take(a.top.unwrap_or(20)).map(|(f, n)| json!({"stack": f, "count": n})).collect();
+                return Ok(json!({"kind": kind, "unit": unit, "top": top, "flame": written}));
+            }
+            (action, kind) => return Err(format!("jdbg/profile: unknown action {action:?} or kind {kind:?}")),
+        }
+        Ok(json!({"kind": kind, "running": true}))
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ProfileArgs {
+    action: String,
+    kind: String,
+    #[serde(default)]
+    interval_ms: Option<f64>,
+    #[serde(default)]
+    flame: Option<String>,
+    #[serde(default)]
+    top: Option<usize>,
 }
 
 impl Host for Adapter {

@@ -82,10 +82,17 @@ pub async fn run(args: Vec<String>) -> i32 {
     }
 }
 
+/// Draws a flame graph for the DAP adapter's `jdbg/profile`.
+fn dap_flame(path: &str, folded: &str, title: &str, unit: &str) -> Result<(), String> {
+    let stacks = flame::parse_folded(folded).map_err(|e| format!("folded stacks: {e}"))?;
+    commands::profile_alloc_monitors::write_flame(path, &stacks, title, unit)
+        .map_err(|e| format!("writing {path}: {e}"))
+}
+
 /// `jdb-rs dap`: serves the Debug Adapter Protocol (`jdbg-dap`) on stdin/stdout, or on one TCP
 /// connection at a time at `listen`. Launches use our agent when it is found next to jdb-rs.
 async fn dap(listen: Option<String>) -> i32 {
-    let config = jdbg_dap::Config { agent: agent_lib::locate() };
+    let config = jdbg_dap::Config { agent: agent_lib::locate(), flame: Some(dap_flame) };
     match listen {
         None => match jdbg_dap::serve(tokio::io::stdin(), tokio::io::stdout(), config).await {
             Ok(()) => 0,
