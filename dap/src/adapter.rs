@@ -1360,7 +1360,7 @@ impl Adapter {
                     }
                 };
                 let mut stacks: Vec<(String, i64)> = stacks;
-                stacks.sort_by(|x, y| y.1.cmp(&x.1));
+                stacks.sort_by_key(|s| std::cmp::Reverse(s.1));
                 let folded: String = stacks.iter().map(|(f, n)| format!("{f} {n}\n")).collect();
                 let mut written = None;
                 if let Some(path) = &a.flame {
