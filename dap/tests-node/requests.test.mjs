@@ -179,6 +179,48 @@ for (const agent of AGENTS) {
   });
 }
 
+test('attach over shared memory (address "shmem:NAME", our agent)', async () => {
+  const name = `jdbgdap${process.pid}`;
+  const java = spawn('java', [`-agentpath:${classes}/../debug/libjdwp_agent.so=transport=dt_shmem,server=y,suspend=y,address=${name}`, '-cp', classes, 'dapfix.Main'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  java.stdout.on('data', (d) => { out += d; });
+  const exit = new Promise((resolve) => java.on('exit', (code) => resolve(code)));
+  await new Promise((resolve, reject) => {
+    java.stdout.on('data', () => { if (/Listening for transport dt_shmem/.test(out)) resolve(); });
+    java.on('exit', () => reject(new Error(`the JVM exited: ${out}`)));
+  });
+  const dc = await startClient();
+  try {
+    await dc.initializeRequest({ adapterID: 'jdbg' });
+    const configured = dc.waitForEvent('initialized').then(async () => {
+      await dc.setBreakpointsRequest({ source: { path: mainJava }, breakpoints: [{ line: lineOf('nested') }, { line: lineOf('end') }] });
+      await dc.setExceptionBreakpointsRequest({ filters: ['uncaught'] });
+      return dc.configurationDoneRequest();
+    });
+    const stopped = dc.waitForEvent('stopped');
+    await Promise.all([dc.attachRequest({ address: `shmem:${name}` }), configured]);
+    let ev = await stopped;
+    assert.equal(ev.body.reason, 'breakpoint');
+    // The caught exception does not stop under the uncaught filter: the next stop is the end.
+    const next = dc.waitForEvent('stopped');
+    await dc.continueRequest({ threadId: ev.body.threadId });
+    ev = await next;
+    assert.equal(ev.body.reason, 'breakpoint');
+    const top = (await dc.stackTraceRequest({ threadId: ev.body.threadId, levels: 1 })).body.stackFrames[0];
+    assert.equal(top.line, lineOf('end'));
+    // terminate ends the VM.
+    const terminated = dc.waitForEvent('terminated');
+    await dc.terminateRequest({});
+    await terminated;
+    assert.notEqual(await exit, null);
+    await dc.disconnectRequest({});
+    assertAllValid(dc);
+  } finally {
+    await endClient(dc);
+    java.kill();
+  }
+});
+
 test('bad input gets error answers, and the adapter goes on', async () => {
   const { jdbRs } = await import('./helpers.mjs');
   const p = spawn(jdbRs, ['dap'], { stdio: ['pipe', 'pipe', 'inherit'] });
