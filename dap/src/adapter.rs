@@ -868,8 +868,8 @@ impl Adapter {
                     self.resolve_fn_bps(&ty, false).await;
                 }
             }
-            let b = self.fn_bps.last().expect("just pushed");
-            result.push(p::Breakpoint { id: Some(id), verified: b.verified, ..Default::default() });
+            let verified = self.fn_bps.last().is_some_and(|b| b.verified);
+            result.push(p::Breakpoint { id: Some(id), verified, ..Default::default() });
         }
         Ok(json!({"breakpoints": result}))
     }
@@ -1160,7 +1160,8 @@ impl Adapter {
         let vm = self.vm()?.clone();
         let (thread, frame) = match self.vars.get(a.variables_reference) {
             Some(VarRef::Locals(f)) => (Some(f.thread().clone()), Some(f.clone())),
-            Some(_) => (self.any_frame().map(|f| f.thread().clone()), self.any_frame()),
+            // A field or element: the new value is evaluated without a frame (literals, statics).
+            Some(_) => (None, None),
             None => return Err(format!("unknown or stale variablesReference {}", a.variables_reference)),
         };
         let ctx = Ctx { vm: vm.clone(), thread, frame };
@@ -1189,14 +1190,10 @@ impl Adapter {
                 let i: i32 = a.name.trim_matches(|c| c == '[' || c == ']').parse().map_err(|_| "not an index")?;
                 arr.set_value(i, new).await.map_err(je)?;
             }
-            None => unreachable!("checked above"),
+            None => return Err(format!("unknown or stale variablesReference {}", a.variables_reference)),
         }
         let v = self.variable(a.name, new, None).await?;
         Ok(json!({"value": v.value, "type": v.type_name, "variablesReference": v.variables_reference}))
-    }
-
-    fn any_frame(&self) -> Option<StackFrame> {
-        None
     }
 
     async fn evaluate(&mut self, a: p::EvaluateArgs) -> R<Json> {
