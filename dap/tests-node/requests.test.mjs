@@ -221,6 +221,36 @@ test('attach over shared memory (address "shmem:NAME", our agent)', async () => 
   }
 });
 
+test('a debuggee killed while stopped: requests fail with a message, then exited and terminated', async () => {
+  const dc = await startClient();
+  try {
+    await dc.initializeRequest({ adapterID: 'jdbg' });
+    const configured = dc.waitForEvent('initialized').then(() => dc.configurationDoneRequest());
+    const proc = dc.waitForEvent('process');
+    const stopped = dc.waitForEvent('stopped');
+    await Promise.all([dc.launch(launchArgs(AGENTS[0], { stopOnEntry: true })), configured]);
+    const threadId = (await stopped).body.threadId;
+    const pid = (await proc).body.systemProcessId;
+    const terminated = dc.waitForEvent('terminated');
+    const exited = dc.waitForEvent('exited');
+    process.kill(pid, 'SIGKILL');
+    await assert.rejects(
+      (async () => {
+        // Until the adapter notices, a request may still succeed; once it has, it must fail.
+        for (;;) await dc.stackTraceRequest({ threadId });
+      })(),
+      /./,
+    );
+    assert.notEqual((await exited).body.exitCode, 0);
+    await terminated;
+    await assert.rejects(dc.threadsRequest(), /no VM is connected/);
+    await dc.disconnectRequest({});
+    assertAllValid(dc);
+  } finally {
+    await endClient(dc);
+  }
+});
+
 test('bad input gets error answers, and the adapter goes on', async () => {
   const { jdbRs } = await import('./helpers.mjs');
   const p = spawn(jdbRs, ['dap'], { stdio: ['pipe', 'pipe', 'inherit'] });
