@@ -93,6 +93,10 @@ pub enum Cli {
     },
     /// `jdb-rs profile --attach ADDR --cpu [--duration D] [--interval I] [--json]`.
     Profile(ProfileOptions),
+    /// `jdb-rs dap [--listen HOST:PORT]`: a Debug Adapter Protocol server (stdin/stdout, or TCP).
+    Dap {
+        listen: Option<String>,
+    },
 }
 
 /// What the one-shot `profile` does.
@@ -136,6 +140,7 @@ pub const USAGE: &str = "\
 Usage: jdb-rs <options> <class> <arguments>
        jdb-rs deadlocks --attach [host:]port [--json]
        jdb-rs profile --attach [host:]port [--cpu [--jvmti-stacks]] [--alloc] [--monitors] [--duration 10s] [--interval 10ms] [--alloc-interval 524288] [--top 20] [--flame out.svg] [--json]
+       jdb-rs dap [--listen host:port]   (a Debug Adapter Protocol server for editors: stdin/stdout, or TCP)
 
 where options include:
     -? -h --help -help print this help message and exit
@@ -187,6 +192,9 @@ pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
     }
     if args.first().map(String::as_str) == Some("profile") {
         return parse_profile(&args[1..]);
+    }
+    if args.first().map(String::as_str) == Some("dap") {
+        return parse_dap(&args[1..]);
     }
     let mut o = Options::default();
     let mut connect: Option<Connect> = None;
@@ -293,6 +301,16 @@ pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
         return Err(usage("give either --agent or --jdk-agent, not both"));
     }
     Ok(Cli::Debug(Box::new(o)))
+}
+
+const DAP_USAGE: &str = "usage: jdb-rs dap [--listen HOST:PORT]";
+
+fn parse_dap(args: &[String]) -> Result<Cli, UsageError> {
+    match args {
+        [] => Ok(Cli::Dap { listen: None }),
+        [flag, addr] if flag == "--listen" => Ok(Cli::Dap { listen: Some(addr.clone()) }),
+        _ => Err(usage(format!("dap: unexpected arguments {args:?}\n{DAP_USAGE}"))),
+    }
 }
 
 fn parse_deadlocks(args: &[String]) -> Result<Cli, UsageError> {
@@ -478,6 +496,17 @@ mod tests {
         let err = parse(&args("-attach shmem:a/b")).unwrap_err();
         assert!(err.0.contains("invalid shared memory transport name"), "{}", err.0);
         assert!(parse(&args("-attach shmem:")).is_err());
+    }
+
+    #[test]
+    fn dap_subcommand() {
+        assert_eq!(parse(&args("dap")).unwrap(), Cli::Dap { listen: None });
+        assert_eq!(
+            parse(&args("dap --listen 127.0.0.1:4711")).unwrap(),
+            Cli::Dap { listen: Some("127.0.0.1:4711".into()) }
+        );
+        assert!(parse(&args("dap --listen")).is_err());
+        assert!(parse(&args("dap --port 3")).is_err());
     }
 
     #[test]

@@ -18,7 +18,8 @@ pub mod agent_lib;
 pub mod cli;
 pub mod commands;
 pub mod events;
-pub mod expr;
+pub use jdb_expr as expr;
+mod expr_host;
 pub mod flame;
 pub mod format;
 pub mod json;
@@ -77,6 +78,56 @@ pub async fn run(args: Vec<String>) -> i32 {
         Cli::Deadlocks { attach, json } => deadlocks_once(&attach, json).await,
         Cli::Profile(opts) => profile_once(&opts).await,
         Cli::Debug(opts) => debug(*opts).await,
+        Cli::Dap { listen } => dap(listen).await,
+    }
+}
+
+/// Draws a flame graph for the DAP adapter's `jdbg/profile`.
+fn dap_flame(path: &str, folded: &str, title: &str, unit: &str) -> Result<(), String> {
+    let stacks = flame::parse_folded(folded).map_err(|e| format!("folded stacks: {e}"))?;
+    commands::profile_alloc_monitors::write_flame(path, &stacks, title, unit)
+        .map_err(|e| format!("writing {path}: {e}"))
+}
+
+/// `jdb-rs dap`: serves the Debug Adapter Protocol (`jdbg-dap`) on stdin/stdout, or on one TCP
+/// connection at a time at `listen`. Launches use our agent when it is found next to jdb-rs.
+async fn dap(listen: Option<String>) -> i32 {
+    let config = jdbg_dap::Config { agent: agent_lib::locate(), flame: Some(dap_flame) };
+    match listen {
+        None => match jdbg_dap::serve(tokio::io::stdin(), tokio::io::stdout(), config).await {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("jdb-rs dap: {e}");
+                1
+            }
+        },
+        Some(addr) => {
+            let listener = match tokio::net::TcpListener::bind(&addr).await {
+                Ok(l) => l,
+                Err(e) => {
+                    eprintln!("jdb-rs dap: cannot listen on {addr}: {e}");
+                    return 1;
+                }
+            };
+            if let Ok(a) = listener.local_addr() {
+                eprintln!("jdb-rs dap: listening on {a}");
+            }
+            loop {
+                match listener.accept().await {
+                    Ok((stream, _)) => {
+                        let _ = stream.set_nodelay(true);
+                        let (r, w) = stream.into_split();
+                        if let Err(e) = jdbg_dap::serve(r, w, config.clone()).await {
+                            eprintln!("jdb-rs dap: {e}");
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("jdb-rs dap: accept failed: {e}");
+                        return 1;
+                    }
+                }
+            }
+        }
     }
 }
 

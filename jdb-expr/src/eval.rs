@@ -11,8 +11,7 @@ use jdi::{
     ThreadReference, Value, Variable, VirtualMachine,
 };
 
-use super::parser::{Expr, Lit, parse};
-use crate::session::Session;
+use crate::parser::{Expr, Lit, parse};
 
 /// Where a value lives, so `set` can write it.
 #[derive(Clone)]
@@ -58,7 +57,8 @@ fn err<T>(msg: impl Into<String>) -> Result<T, String> {
     Err(msg.into())
 }
 
-fn jdi_err(e: jdi::JdiError) -> String {
+/// A JDI error as the evaluator reports it (jdb's wording for threads that cannot run code).
+pub fn jdi_err(e: jdi::JdiError) -> String {
     match e.code() {
         Some(jdi::protocol::ErrorCode::THREAD_NOT_SUSPENDED) => "Thread not suspended".into(),
         Some(jdi::protocol::ErrorCode::INVALID_THREAD) => "Thread not suspended".into(),
@@ -223,28 +223,40 @@ fn truthy(v: &Value) -> Result<bool, String> {
     }
 }
 
-impl Session {
-    /// The context of the current frame (or of no frame, for static references).
-    pub(crate) async fn eval_ctx(&self) -> Result<Ctx, String> {
-        let vm = self.vm().cloned().ok_or("No VM connected")?;
-        let frame = match &self.current {
-            Some(_) => self.current_frame().await.unwrap_or(None),
-            None => None,
-        };
-        Ok(Ctx { vm, thread: self.current.clone(), frame })
+/// What the evaluator needs from the debugger it runs in: a way to wait for a method invocation
+/// while handling the events that arrive meanwhile (a breakpoint hit by the invoked code must be
+/// resumed, or the call never returns). jdb-rs's session and the DAP adapter each implement it.
+pub trait Host {
+    /// Runs `fut` (an invocation in the target VM) to its end, handling events meanwhile.
+    fn while_invoking<T>(
+        &mut self,
+        fut: impl Future<Output = jdi::Result<T>>,
+    ) -> impl Future<Output = Result<T, String>>;
+}
+
+/// Parses `src` and evaluates it in `ctx`.
+pub async fn evaluate<H: Host>(host: &mut H, ctx: &Ctx, src: &str) -> Result<Val, String> {
+    let expr = parse(src)?;
+    Evaluator::new(host).eval(ctx, &expr).await
+}
+
+/// Evaluates parsed expressions for a [`Host`].
+pub struct Evaluator<'h, H: Host> {
+    host: &'h mut H,
+}
+
+impl<'h, H: Host> Evaluator<'h, H> {
+    pub fn new(host: &'h mut H) -> Self {
+        Evaluator { host }
     }
 
-    /// Parses and evaluates `src`.
-    pub(crate) async fn evaluate(&mut self, src: &str) -> Result<(Val, Ctx), String> {
-        let expr = parse(src)?;
-        let ctx = self.eval_ctx().await?;
-        let v = self.eval(&ctx, &expr).await?;
-        Ok((v, ctx))
+    async fn while_invoking<T>(&mut self, fut: impl Future<Output = jdi::Result<T>>) -> Result<T, String> {
+        self.host.while_invoking(fut).await
     }
 
     /// The value as `print` shows it: objects by their `toString()` (quoted), others as JDI's
     /// `toString` (`42`, `x`, `"text"`, `instance of int[3] (id=12)`, `null`).
-    pub(crate) async fn massaged(&mut self, ctx: &Ctx, v: &Value) -> Result<String, String> {
+    pub async fn massaged(&mut self, ctx: &Ctx, v: &Value) -> Result<String, String> {
         if let Value::Object(tag, id) = v
             && !id.is_null()
             && !matches!(tag, Tag::String | Tag::Array)
@@ -256,7 +268,7 @@ impl Session {
         self.display(&ctx.vm, v).await
     }
 
-    pub(crate) async fn display(&self, vm: &VirtualMachine, v: &Value) -> Result<String, String> {
+    pub async fn display(&self, vm: &VirtualMachine, v: &Value) -> Result<String, String> {
         vm.value_mirror(*v).display().await.map_err(jdi_err)
     }
 
@@ -275,7 +287,7 @@ impl Session {
         }
     }
 
-    fn eval<'a>(&'a mut self, ctx: &'a Ctx, e: &'a Expr) -> EvalFuture<'a, Val> {
+    pub fn eval<'a>(&'a mut self, ctx: &'a Ctx, e: &'a Expr) -> EvalFuture<'a, Val> {
         Box::pin(async move {
             match e {
                 Expr::Lit(l) => Ok(Val::of(match l {
@@ -576,7 +588,7 @@ impl Session {
 
     /// A loaded class by name; unqualified names also try `java.lang` and the current class's
     /// package.
-    pub(crate) async fn find_class(&self, ctx: &Ctx, name: &str) -> Result<Option<ReferenceType>, String> {
+    pub async fn find_class(&self, ctx: &Ctx, name: &str) -> Result<Option<ReferenceType>, String> {
         let mut candidates = vec![name.to_string()];
         if !name.contains('.') {
             candidates.push(format!("java.lang.{name}"));
@@ -609,7 +621,7 @@ impl Session {
     }
 
     /// Calls `name` on `target` (an object), on `class` (static), or on `this`/the current class.
-    pub(crate) async fn call_method(
+    pub async fn call_method(
         &mut self,
         ctx: &Ctx,
         target: Option<&ObjectReference>,
@@ -712,27 +724,6 @@ impl Session {
         match best {
             Some((_, m)) => Ok(m),
             None => err("Arguments match no method"),
-        }
-    }
-
-    /// Runs an invocation while handling the events it causes: an event set that arrives
-    /// meanwhile (a breakpoint in the invoked code) is reported and resumed, so the call can end.
-    pub(crate) async fn while_invoking<T>(&mut self, fut: impl Future<Output = jdi::Result<T>>) -> Result<T, String> {
-        tokio::pin!(fut);
-        loop {
-            let Some(conn) = self.conn.as_mut() else { return err("No VM connected") };
-            tokio::select! {
-                r = &mut fut => return r.map_err(jdi_err),
-                set = conn.events.next() => match set {
-                    Some(Ok(set)) => {
-                        if !set.is_vm_death() {
-                            self.out.line("(an event during the method invocation was skipped)");
-                            let _ = set.resume().await;
-                        }
-                    }
-                    _ => return err("The VM disconnected during the method invocation"),
-                },
-            }
         }
     }
 }
