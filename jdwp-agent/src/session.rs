@@ -161,6 +161,9 @@ pub fn serve(conn: impl Into<Connection>, backend: &dyn Backend) -> Result<Ended
             // The handler took the reply over (see `defer_reply`); its result here means nothing.
             continue;
         }
+        // Only a Dispose that was carried out ends the session: one refused (a body with trailing
+        // bytes, say) got its error reply and changed nothing.
+        let disposed = (set, cmd) == (vm::SET, <vm::Dispose as Command>::CMD) && result.is_ok();
         let reply = match result {
             Ok(body) => Packet::reply(packet.id, ErrorCode::NONE, body),
             Err(code) => {
@@ -175,7 +178,7 @@ pub fn serve(conn: impl Into<Connection>, backend: &dyn Backend) -> Result<Ended
             break Ended::Disconnected;
         }
         backend.after_reply(set, cmd);
-        if (set, cmd) == (vm::SET, <vm::Dispose as Command>::CMD) {
+        if disposed {
             break Ended::Disposed;
         }
     };
@@ -224,7 +227,10 @@ mod tests {
                     },
                     IdSizes::default(),
                 )),
-                (1, 6) | (1, 9) => Ok(Vec::new()),
+                (1, 6) => codec::decode_body::<vm::Dispose>(body, IdSizes::default())
+                    .map(|_| Vec::new())
+                    .map_err(|_| ErrorCode::ILLEGAL_ARGUMENT),
+                (1, 9) => Ok(Vec::new()),
                 (11, 1) => codec::decode_body::<tr::Name>(body, IdSizes::default())
                     .map(|_| Vec::new())
                     .map_err(|_| ErrorCode::ILLEGAL_ARGUMENT),
@@ -270,6 +276,11 @@ mod tests {
         // A truncated body: an error reply, and the session carries on.
         let truncated = reply_to(&mut r, &w, Packet::command(9, 11, 1, vec![0, 0, 1]));
         assert_eq!(truncated.kind, PacketKind::Reply { error: ErrorCode::ILLEGAL_ARGUMENT });
+        // A Dispose with trailing bytes is refused, and refused means not carried out.
+        let bad_dispose = reply_to(&mut r, &w, Packet::command(11, 1, 6, vec![0xbc, 0xfb]));
+        assert_eq!(bad_dispose.kind, PacketKind::Reply { error: ErrorCode::ILLEGAL_ARGUMENT });
+        let still_there = reply_to(&mut r, &w, Packet::command(12, 1, 1, vec![]));
+        assert_eq!(still_there.kind, PacketKind::Reply { error: ErrorCode::NONE });
         let dispose = reply_to(&mut r, &w, Packet::command(10, 1, 6, vec![]));
         assert_eq!(dispose.id, 10);
         assert_eq!(server.join().unwrap(), Ended::Disposed);
