@@ -31,11 +31,35 @@ fn frame(
     Ok((jni, t, depth))
 }
 
+/// Whether a local of `width` slots (2 for long and double) at `slot` lies within the frame's
+/// `max_locals`. HotSpot's own check overflows at the top of the `jint` range (a double at slot
+/// `0x7fffffff` crashes JDK 17's `VM_GetOrSetLocal`), so the agent checks first, without overflow.
+fn slot_in_frame(slot: i32, width: i32, max_locals: i32) -> bool {
+    slot >= 0 && i64::from(slot) + i64::from(width) <= i64::from(max_locals)
+}
+
+/// The frame's method's `max_locals`, or `None` where JVMTI has none (a native frame, which
+/// JVMTI itself refuses with `OPAQUE_FRAME`).
+fn max_locals(jvmti: Jvmti, t: jthread, depth: i32) -> Option<i32> {
+    let (method, _) = jvmti.get_frame_location(t, depth).ok()?;
+    jvmti.get_max_locals(method).ok()
+}
+
+/// Refuses a slot outside the frame before JVMTI sees it.
+fn check_slot(max_locals: Option<i32>, slot: i32, width: i32) -> Result<(), ErrorCode> {
+    match max_locals {
+        Some(max) if !slot_in_frame(slot, width, max) => Err(ErrorCode::INVALID_SLOT),
+        _ => Ok(()),
+    }
+}
+
 pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, ErrorCode> {
     let (jni, t, depth) = frame(agent, cmd.thread, cmd.frame)?;
     let jvmti = agent.jvmti;
+    let max = max_locals(jvmti, t, depth);
     let mut values = Vec::with_capacity(cmd.slots.len());
     for s in cmd.slots {
+        check_slot(max, s.slot, if matches!(s.sig_byte, Tag::Long | Tag::Double) { 2 } else { 1 })?;
         let v = match s.sig_byte {
             Tag::Boolean => Value::Boolean(jvmti.get_local_int(t, depth, s.slot)? != 0),
             Tag::Byte => Value::Byte(jvmti.get_local_int(t, depth, s.slot)? as i8),
@@ -79,7 +103,9 @@ pub fn this_object(agent: &Agent, cmd: ThisObject) -> Result<ThisObjectReply, Er
 pub fn set_values(agent: &Agent, cmd: SetValues) -> Result<SetValuesReply, ErrorCode> {
     let (jni, t, depth) = frame(agent, cmd.thread, cmd.frame)?;
     let jvmti = agent.jvmti;
+    let max = max_locals(jvmti, t, depth);
     for SlotValue { slot, slot_value } in cmd.slot_values {
+        check_slot(max, slot, if matches!(slot_value, Value::Long(_) | Value::Double(_)) { 2 } else { 1 })?;
         match slot_value {
             Value::Boolean(z) => jvmti.set_local_int(t, depth, slot, i32::from(z))?,
             Value::Byte(b) => jvmti.set_local_int(t, depth, slot, i32::from(b))?,
@@ -273,3 +299,20 @@ pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::stack_frame::ThisObject => this_object,
     c::stack_frame::PopFrames => pop_frames,
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_must_lie_within_the_frame_without_overflow() {
+        assert!(slot_in_frame(0, 1, 1));
+        assert!(slot_in_frame(2, 2, 4));
+        assert!(!slot_in_frame(3, 2, 4), "a double's second slot past the frame");
+        assert!(!slot_in_frame(-1, 1, 4));
+        assert!(!slot_in_frame(i32::MAX, 2, i32::MAX), "no overflow at the top of the range");
+        assert!(!slot_in_frame(i32::MAX, 1, 4));
+        assert_eq!(check_slot(None, i32::MAX, 2), Ok(()), "native frames: JVMTI answers");
+        assert_eq!(check_slot(Some(4), 4, 1), Err(ErrorCode::INVALID_SLOT));
+    }
+}
