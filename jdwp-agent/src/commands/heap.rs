@@ -88,11 +88,14 @@ impl WalkEnv {
         count: usize,
         mut each: impl FnMut(jobject) -> Result<(), ErrorCode>,
     ) -> Result<(), ErrorCode> {
+        let mut left = count;
         for batch in 0..count.div_ceil(BATCH) {
             let (objects, _tags) = self.0.get_objects_with_tags(&[first_tag + batch as jlong])?;
             let mut result = Ok(());
             for &obj in objects.iter() {
-                if result.is_ok() {
+                // No more than the walk counted, whatever else carries the tag.
+                if result.is_ok() && left > 0 {
+                    left -= 1;
                     result = each(obj);
                 }
                 jni.delete_local_ref(obj);
@@ -243,6 +246,12 @@ impl Limit {
     /// Counts one more; whether the walk should stop.
     fn one_more(&mut self) -> bool {
         self.found += 1;
+        self.full()
+    }
+
+    /// Whether `max` were found. A callback asked to go on after it said stop (HotSpot does not
+    /// stop a `FollowReferences` walk at every `JVMTI_VISIT_ABORT`) must tag nothing more.
+    fn full(&self) -> bool {
         self.max != 0 && self.found >= self.max
     }
 }
@@ -280,6 +289,9 @@ unsafe extern "system" fn tag_reached_instance(
         // SAFETY: the VM passes the referree's tag (an instance of the class: the walk filters by
         // it), and our `Limit` is the user data, both valid for this call (`WalkEnv::follow`).
         let (tag, limit) = unsafe { (&mut *tag_ptr, &mut *user_data.cast::<Limit>()) };
+        if limit.full() {
+            return sys::JVMTI_VISIT_ABORT;
+        }
         // Reached again through another reference: counted already.
         if *tag != 0 {
             return sys::JVMTI_VISIT_OBJECTS;
@@ -341,6 +353,9 @@ unsafe extern "system" fn tag_referrer(
         // for this call (`WalkEnv::follow`); the referrer's tag is valid too (it is the referree's
         // own when an object refers to itself).
         let (tag, limit) = unsafe { (*tag_ptr, &mut *user_data.cast::<Limit>()) };
+        if limit.full() {
+            return sys::JVMTI_VISIT_ABORT;
+        }
         if tag != TARGET {
             return sys::JVMTI_VISIT_OBJECTS;
         }
@@ -366,6 +381,15 @@ unsafe extern "system" fn tag_referrer(
 #[cfg(test)]
 mod tests {
     use super::{BATCH, Counter, Limit, batch_tag};
+
+    #[test]
+    fn a_full_limit_stays_full() {
+        let mut limit = Limit::new(1);
+        assert!(!limit.full());
+        assert!(limit.one_more());
+        assert!(limit.full(), "a callback called again after the stop must not tag more");
+        assert!(!Limit::new(0).full());
+    }
 
     #[test]
     fn limits_stop_at_max_unless_zero() {
