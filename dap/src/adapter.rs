@@ -30,6 +30,7 @@ use tokio::sync::mpsc;
 
 use crate::framing::{Decoder, encode};
 use crate::ids::{Handles, Interned, page};
+use crate::logmessage::{self, Piece};
 use crate::protocol::{self as p, args};
 use crate::sources::{self, SourceFile};
 use crate::values::{self, Children};
@@ -661,24 +662,18 @@ impl Adapter {
     /// A logpoint's message with each `{expression}` replaced by its value.
     async fn interpolate(&mut self, thread: &ThreadReference, template: &str) -> String {
         let mut out = String::new();
-        let mut rest = template;
-        while let Some(open) = rest.find('{') {
-            out.push_str(&rest[..open]);
-            let after = &rest[open + 1..];
-            let Some(close) = after.find('}') else {
-                out.push_str(&rest[open..]);
-                rest = "";
-                break;
-            };
-            let expr = &after[..close];
-            let shown = match self.eval_in(thread, 0, expr).await {
-                Ok(v) => self.text_of(v).await,
-                Err(e) => format!("<{e}>"),
-            };
-            out.push_str(&shown);
-            rest = &after[close + 1..];
+        for piece in logmessage::split(template) {
+            match piece {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Expr(expr) => {
+                    let shown = match self.eval_in(thread, 0, expr).await {
+                        Ok(v) => self.text_of(v).await,
+                        Err(e) => format!("<{e}>"),
+                    };
+                    out.push_str(&shown);
+                }
+            }
         }
-        out.push_str(rest);
         out
     }
 
