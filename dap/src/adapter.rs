@@ -30,6 +30,7 @@ use tokio::sync::mpsc;
 
 use crate::framing::{Decoder, encode};
 use crate::ids::{Handles, Interned, page};
+use crate::logmessage::{self, Piece};
 use crate::protocol::{self as p, args};
 use crate::sources::{self, SourceFile};
 use crate::values::{self, Children};
@@ -234,6 +235,12 @@ pub struct Adapter {
     start_set: Option<EventSet>,
     configured: bool,
     stop_on_entry: bool,
+    /// Whether the client was told the VM stopped (and it has not been resumed since): a pause
+    /// then suspends nothing more, so one resume still lets the program go.
+    stopped: bool,
+    /// Exception filters naming classes not loaded yet: (class name, caught, uncaught, mode),
+    /// requested when the class is prepared.
+    pending_exceptions: Vec<(String, bool, bool, &'static str)>,
     next_bp_id: i64,
     terminated_sent: bool,
     done: bool,
@@ -263,6 +270,8 @@ impl Adapter {
             start_set: None,
             configured: false,
             stop_on_entry: false,
+            stopped: false,
+            pending_exceptions: Vec::new(),
             next_bp_id: 1,
             terminated_sent: false,
             done: false,
@@ -313,6 +322,7 @@ impl Adapter {
             }
             ("pause", Ok(body)) => {
                 self.out.respond(m.seq, &command, Ok(body));
+                self.stopped = true;
                 let thread = m.arguments.as_ref().and_then(|a| a.get("threadId")).and_then(Json::as_i64);
                 self.out.event(
                     "stopped",
@@ -356,7 +366,9 @@ impl Adapter {
             "stepOut" => self.step(args(command, a)?, StepDepth::Out).await,
             "pause" => {
                 let _: p::ThreadArgs = args(command, a)?;
-                self.vm()?.suspend().await.map_err(je)?;
+                if !self.stopped {
+                    self.vm()?.suspend().await.map_err(je)?;
+                }
                 Ok(Json::Null)
             }
             "restartFrame" => self.restart_frame(args(command, a)?).await,
@@ -472,6 +484,7 @@ impl Adapter {
         if self.stop_on_entry {
             let thread = set.thread().map(|t| self.thread_number(&t)).unwrap_or(1);
             self.out.event("stopped", json!({"reason": "entry", "threadId": thread, "allThreadsStopped": true}));
+            self.stopped = true;
             return Ok(());
         }
         self.invalidate();
@@ -588,6 +601,7 @@ impl Adapter {
                     body["hitBreakpointIds"] = json!(ids);
                 }
                 self.out.event("stopped", body);
+                self.stopped = true;
                 Ok(())
             }
         }
@@ -648,24 +662,18 @@ impl Adapter {
     /// A logpoint's message with each `{expression}` replaced by its value.
     async fn interpolate(&mut self, thread: &ThreadReference, template: &str) -> String {
         let mut out = String::new();
-        let mut rest = template;
-        while let Some(open) = rest.find('{') {
-            out.push_str(&rest[..open]);
-            let after = &rest[open + 1..];
-            let Some(close) = after.find('}') else {
-                out.push_str(&rest[open..]);
-                rest = "";
-                break;
-            };
-            let expr = &after[..close];
-            let shown = match self.eval_in(thread, 0, expr).await {
-                Ok(v) => self.text_of(v).await,
-                Err(e) => format!("<{e}>"),
-            };
-            out.push_str(&shown);
-            rest = &after[close + 1..];
+        for piece in logmessage::split(template) {
+            match piece {
+                Piece::Text(t) => out.push_str(t),
+                Piece::Expr(expr) => {
+                    let shown = match self.eval_in(thread, 0, expr).await {
+                        Ok(v) => self.text_of(v).await,
+                        Err(e) => format!("<{e}>"),
+                    };
+                    out.push_str(&shown);
+                }
+            }
         }
-        out.push_str(rest);
         out
     }
 
@@ -705,6 +713,7 @@ impl Adapter {
     async fn resume_all(&mut self) -> R<()> {
         self.invalidate();
         self.exceptions.clear();
+        self.stopped = false;
         self.vm()?.resume().await.map_err(je)
     }
 
@@ -830,6 +839,7 @@ impl Adapter {
 
     async fn class_prepared(&mut self, ty: &ReferenceType) {
         self.resolve_in_class(ty, None).await;
+        self.exception_class_prepared(ty).await;
     }
 
     async fn set_function_breakpoints(&mut self, a: p::SetFunctionBreakpointsArgs) -> R<Json> {
@@ -901,11 +911,39 @@ impl Adapter {
         }
     }
 
+    async fn request_exception(
+        &mut self,
+        ty: Option<jdi::protocol::ReferenceTypeId>,
+        caught: bool,
+        uncaught: bool,
+        mode: &'static str,
+    ) -> R<()> {
+        let vm = self.vm()?.clone();
+        let h = vm.create_event_request(EventRequest::exception(ty, caught, uncaught).suspend(SuspendPolicy::All));
+        let id = h.enable().await.map_err(je)?;
+        self.exception_modes.insert(id, mode);
+        self.exception_requests.push(h);
+        Ok(())
+    }
+
+    /// A class named by an exception filter was prepared: its exception request, before any
+    /// instance of it (or of a subclass, prepared after it) can be thrown.
+    async fn exception_class_prepared(&mut self, ty: &ReferenceType) {
+        let name = ty.name();
+        let wanted: Vec<_> = self.pending_exceptions.iter().filter(|(c, ..)| *c == name).cloned().collect();
+        for (_, caught, uncaught, mode) in wanted {
+            if let Err(e) = self.request_exception(Some(ty.id()), caught, uncaught, mode).await {
+                self.out.output("stderr", format!("jdbg-dap: exception breakpoint on {name}: {e}\n"));
+            }
+        }
+    }
+
     async fn set_exception_breakpoints(&mut self, a: p::SetExceptionBreakpointsArgs) -> R<Json> {
         for r in std::mem::take(&mut self.exception_requests) {
             let _ = r.delete().await;
         }
         self.exception_modes.clear();
+        self.pending_exceptions.clear();
         let mut wanted: Vec<(String, Option<String>)> = a.filters.iter().map(|f| (f.clone(), None)).collect();
         for o in a.filter_options.unwrap_or_default() {
             wanted.push((o.filter_id, o.condition));
@@ -928,7 +966,7 @@ impl Adapter {
             let classes: Vec<String> = condition
                 .map(|c| c.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect())
                 .unwrap_or_default();
-            let mut message = None;
+            let mut waiting = Vec::new();
             let mut types: Vec<Option<jdi::protocol::ReferenceTypeId>> = Vec::new();
             if classes.is_empty() {
                 types.push(None);
@@ -936,27 +974,18 @@ impl Adapter {
             for c in &classes {
                 let found = vm.classes_by_name(c).await.map_err(je)?;
                 if found.is_empty() {
-                    message = Some(format!("{c} is not loaded yet: filtering by name"));
+                    // Not loaded yet: requested when it is prepared (a class-match modifier
+                    // would match the throwing code's class, not the exception's).
+                    waiting.push(c.clone());
+                    self.pending_exceptions.push((c.clone(), caught, uncaught, mode));
                 }
                 types.extend(found.iter().map(|t| Some(t.id())));
             }
-            let mut handles = Vec::new();
-            if types.is_empty() {
-                // Not loaded: catch all, matching the class by name pattern.
-                for c in &classes {
-                    let r = EventRequest::exception(None, caught, uncaught).class_match(c).suspend(SuspendPolicy::All);
-                    handles.push(vm.create_event_request(r));
-                }
-            }
             for t in types {
-                let r = EventRequest::exception(t, caught, uncaught).suspend(SuspendPolicy::All);
-                handles.push(vm.create_event_request(r));
+                self.request_exception(t, caught, uncaught, mode).await?;
             }
-            for h in handles {
-                let id = h.enable().await.map_err(je)?;
-                self.exception_modes.insert(id, mode);
-                self.exception_requests.push(h);
-            }
+            self.ensure_prepare_requests(&waiting).await?;
+            let message = (!waiting.is_empty()).then(|| format!("not loaded yet: {}", waiting.join(", ")));
             bps.push(p::Breakpoint { verified: true, message, ..Default::default() });
         }
         Ok(json!({"breakpoints": bps}))
@@ -1111,6 +1140,16 @@ impl Adapter {
             None => return Err(format!("unknown or stale variablesReference {}", a.variables_reference)),
         };
         let mut out = Vec::new();
+        // Arrays have only indexed children, the rest only named ones.
+        let wanted = match (&target, a.filter.as_deref()) {
+            (VarRef::Array(..), Some("named")) => false,
+            (VarRef::Array(..), _) => true,
+            (_, Some("indexed")) => false,
+            _ => true,
+        };
+        if !wanted {
+            return Ok(json!({"variables": out}));
+        }
         match target {
             VarRef::Locals(f) => {
                 if let Some(this) = f.this_object().await.map_err(je)? {

@@ -11,6 +11,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 export const repo = path.resolve(here, '..', '..');
 export const fixtures = path.join(repo, 'dap', 'fixtures');
 export const mainJava = path.join(fixtures, 'dapfix', 'Main.java');
+export const stressJava = path.join(fixtures, 'dapfix', 'Stress.java');
 export const jdbRs = process.env.JDB_RS_BIN || path.join(repo, 'target', 'debug', 'jdb-rs');
 export const classes = path.join(repo, 'target', 'dap-fixtures');
 
@@ -46,8 +47,11 @@ export function lineOf(marker, file = mainJava) {
   return i + 1;
 }
 
-/** A started DebugClient whose received messages are all kept in `dc.received`. */
-export async function startClient() {
+/**
+ * A started DebugClient whose received messages are all kept in `dc.received`: on a new
+ * `jdb-rs dap` over stdin/stdout, or connected to an adapter listening at `port` on 127.0.0.1.
+ */
+export async function startClient(port) {
   const dc = new DebugClient(jdbRs, 'dap', 'jdbg', { env: { ...process.env, RUST_BACKTRACE: '1' } }, true);
   dc.received = [];
   const dispatch = dc.dispatch.bind(dc);
@@ -56,7 +60,7 @@ export async function startClient() {
     dispatch(body);
   };
   dc.defaultTimeout = 60000;
-  await dc.start();
+  await dc.start(port);
   return dc;
 }
 
