@@ -105,3 +105,48 @@ impl RawSession {
         let _ = self.writer.shutdown();
     }
 }
+
+impl RawSession {
+    /// The next event composite, decoded (panics, as a test would, if none comes or it does not
+    /// decode).
+    pub fn next_composite(&mut self) -> jdwp_protocol::commands::event::Composite {
+        let packet = self.next_event().expect("an event");
+        codec::decode_body(&packet.body, self.id_sizes()).expect("a composite")
+    }
+}
+
+/// The JDK's agent and ours, each with the JDK's default options, for tests run against both.
+pub fn both_agents() -> Vec<(&'static str, crate::Agent)> {
+    let ours = crate::our_agent_library().expect("our agent");
+    vec![("jdk", crate::Agent::jdk_default()), ("ours", crate::Agent::path(ours, crate::DEFAULT_JDK_AGENT_OPTIONS))]
+}
+
+/// Starts `main_class` suspended under `agent` and runs it until that class is prepared (the VM
+/// suspended there, the class prepare request cleared): the debuggee, the session, the class's ID
+/// and the thread that prepared it.
+pub fn run_to_class_prepare(
+    agent: crate::Agent,
+    main_class: &str,
+    timeout: Duration,
+) -> (crate::Debuggee, RawSession, jdwp_protocol::ReferenceTypeId, jdwp_protocol::ThreadId) {
+    use jdwp_protocol::commands::event::Event;
+    use jdwp_protocol::commands::event_request::{self as er, Modifier};
+    use jdwp_protocol::{EventKind, SuspendPolicy};
+    let jvm = crate::Debuggee::builder(main_class).agent(agent).spawn().expect("the debuggee starts");
+    let mut s = RawSession::attach(&jvm.address().to_string(), timeout).expect("attach");
+    assert!(matches!(s.next_composite().events.as_slice(), [Event::VmStart { .. }]));
+    let req = s
+        .send(&er::Set {
+            event_kind: EventKind::ClassPrepare,
+            suspend_policy: SuspendPolicy::All,
+            modifiers: vec![Modifier::ClassMatch { class_pattern: main_class.into() }],
+        })
+        .unwrap();
+    s.send(&vm::Resume {}).unwrap();
+    let prepared = s.next_composite();
+    let Some(&Event::ClassPrepare { type_id, thread, .. }) = prepared.events.first() else {
+        panic!("expected {main_class}'s class prepare, got {prepared:?}")
+    };
+    s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: req.request_id }).unwrap();
+    (jvm, s, type_id, thread)
+}

@@ -9,30 +9,20 @@
 
 use std::time::Duration;
 
-use jdwp_protocol::commands::event::{Composite, Event};
+use jdwp_protocol::commands::event::Event;
 use jdwp_protocol::commands::event_request::{self as er, Modifier};
 use jdwp_protocol::commands::{method, reference_type as rt, virtual_machine as vm};
 use jdwp_protocol::{
-    EventKind, Location, MethodId, ReferenceTypeId, StepDepth, StepSize, SuspendPolicy, ThreadId, TypeTag, codec,
+    EventKind, Location, MethodId, ReferenceTypeId, StepDepth, StepSize, SuspendPolicy, ThreadId, TypeTag,
 };
 use test_rig::wire::RawSession;
-use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee};
+use test_rig::{Agent, Debuggee};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 const CLASS: &str = "ContinuedSteps";
 
-fn agents() -> Vec<(&'static str, Agent)> {
-    let ours = test_rig::our_agent_library().expect("our agent");
-    vec![("jdk", Agent::jdk_default()), ("ours", Agent::path(ours, DEFAULT_JDK_AGENT_OPTIONS))]
-}
-
 fn line(marker: &str) -> i32 {
     test_rig::fixture_line("ContinuedSteps.java", marker).unwrap() as i32
-}
-
-fn next_composite(s: &mut RawSession) -> Composite {
-    let packet = s.next_event().expect("an event");
-    codec::decode_body(&packet.body, s.id_sizes()).expect("a composite")
 }
 
 /// The debuggee, stopped where `ContinuedSteps` is prepared.
@@ -45,22 +35,7 @@ struct Run {
 
 impl Run {
     fn start(agent: Agent) -> Run {
-        let jvm = Debuggee::builder(CLASS).agent(agent).spawn().expect("the debuggee starts");
-        let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
-        assert!(matches!(next_composite(&mut s).events.as_slice(), [Event::VmStart { .. }]));
-        let req = s
-            .send(&er::Set {
-                event_kind: EventKind::ClassPrepare,
-                suspend_policy: SuspendPolicy::All,
-                modifiers: vec![Modifier::ClassMatch { class_pattern: CLASS.into() }],
-            })
-            .unwrap();
-        s.send(&vm::Resume {}).unwrap();
-        let prepared = next_composite(&mut s);
-        let Some(&Event::ClassPrepare { type_id: class, .. }) = prepared.events.first() else {
-            panic!("expected the class prepare, got {prepared:?}")
-        };
-        s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: req.request_id }).unwrap();
+        let (jvm, mut s, class, _) = test_rig::wire::run_to_class_prepare(agent, CLASS, TIMEOUT);
         let methods = s
             .send(&rt::Methods { ref_type: class })
             .unwrap()
@@ -98,7 +73,7 @@ impl Run {
             })
             .unwrap();
         self.s.send(&vm::Resume {}).unwrap();
-        let set = next_composite(&mut self.s);
+        let set = self.s.next_composite();
         let Some(&Event::Breakpoint { request_id, thread, .. }) = set.events.first() else {
             panic!("expected the breakpoint at {marker}, got {set:?}")
         };
@@ -128,7 +103,7 @@ impl Run {
         let mut places = Vec::new();
         for _ in 0..2 {
             self.s.send(&vm::Resume {}).unwrap();
-            let set = next_composite(&mut self.s);
+            let set = self.s.next_composite();
             let Some(Event::SingleStep { request_id, location, .. }) = set.events.first() else {
                 panic!("expected a step event, got {set:?} after {places:?}")
             };
@@ -153,7 +128,7 @@ impl Run {
 /// `size`, and checks where, with each agent.
 fn check(caller: &str, marker: &str, size: StepSize, expected: [(&str, &str); 2]) {
     let expected: Vec<(String, i32)> = expected.iter().map(|&(m, marker)| (m.to_string(), line(marker))).collect();
-    for (name, agent) in agents() {
+    for (name, agent) in test_rig::wire::both_agents() {
         let mut run = Run::start(agent);
         run.run_to(caller, marker);
         let thread = run.run_to("leaf", "@leaf-body");

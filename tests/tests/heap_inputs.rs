@@ -7,45 +7,17 @@
 
 use std::time::Duration;
 
-use jdwp_protocol::commands::event::{Composite, Event};
-use jdwp_protocol::commands::event_request::{self as er, Modifier};
 use jdwp_protocol::commands::{object_reference as or, reference_type as rt, virtual_machine as vm};
-use jdwp_protocol::{ErrorCode, EventKind, ObjectId, ReferenceTypeId, SuspendPolicy, ThreadId, codec};
+use jdwp_protocol::{ErrorCode, ObjectId, ReferenceTypeId, ThreadId};
 use test_rig::wire::{RawSession, WireError};
-use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee};
+use test_rig::{Agent, Debuggee};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn agents() -> Vec<(&'static str, Agent)> {
-    let ours = test_rig::our_agent_library().expect("our agent");
-    vec![("jdk", Agent::jdk_default()), ("ours", Agent::path(ours, DEFAULT_JDK_AGENT_OPTIONS))]
-}
-
-fn next_composite(s: &mut RawSession) -> Composite {
-    let packet = s.next_event().expect("an event");
-    codec::decode_body(&packet.body, s.id_sizes()).expect("a composite")
-}
 
 /// Starts Demo suspended and runs it until `Demo` is prepared (the VM suspended there): the
 /// session, Demo's ID and the thread that prepared it.
 fn demo_prepared(agent: Agent) -> (Debuggee, RawSession, ReferenceTypeId, ThreadId) {
-    let jvm = Debuggee::builder("Demo").agent(agent).spawn().expect("the debuggee starts");
-    let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
-    assert!(matches!(next_composite(&mut s).events.as_slice(), [Event::VmStart { .. }]));
-    let req = s
-        .send(&er::Set {
-            event_kind: EventKind::ClassPrepare,
-            suspend_policy: SuspendPolicy::All,
-            modifiers: vec![Modifier::ClassMatch { class_pattern: "Demo".into() }],
-        })
-        .unwrap();
-    s.send(&vm::Resume {}).unwrap();
-    let prepared = next_composite(&mut s);
-    let Some(&Event::ClassPrepare { type_id, thread, .. }) = prepared.events.first() else {
-        panic!("expected Demo's class prepare, got {prepared:?}")
-    };
-    s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: req.request_id }).unwrap();
-    (jvm, s, type_id, thread)
+    test_rig::wire::run_to_class_prepare(agent, "Demo", TIMEOUT)
 }
 
 fn error<T: std::fmt::Debug>(r: Result<T, WireError>) -> ErrorCode {
@@ -59,7 +31,7 @@ fn error<T: std::fmt::Debug>(r: Result<T, WireError>) -> ErrorCode {
 fn heap_commands_answer_bad_and_extreme_input_and_the_vm_goes_on() {
     // An ID no agent handed out (ours count up from 1; the JDK's too).
     let unknown = 0x7fff_0000_dead_beef_u64;
-    for (name, agent) in agents() {
+    for (name, agent) in test_rig::wire::both_agents() {
         let (jvm, mut s, demo, thread) = demo_prepared(agent);
         let not_a_class = ReferenceTypeId(thread.0);
         let instances = |ref_type, max_instances| rt::Instances { ref_type, max_instances };

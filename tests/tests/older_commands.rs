@@ -6,24 +6,14 @@
 
 use std::time::{Duration, Instant};
 
-use jdwp_protocol::commands::event::{Composite, Event};
+use jdwp_protocol::commands::event::Event;
 use jdwp_protocol::commands::event_request::{self as er, Modifier};
 use jdwp_protocol::commands::{method, reference_type as rt, thread_reference as tr, virtual_machine as vm};
-use jdwp_protocol::{EventKind, Location, ReferenceTypeId, SuspendPolicy, ThreadId, TypeTag, codec};
+use jdwp_protocol::{EventKind, Location, ReferenceTypeId, SuspendPolicy, ThreadId, TypeTag};
 use test_rig::wire::RawSession;
-use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee};
+use test_rig::{Agent, Debuggee};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
-
-fn agents() -> Vec<(&'static str, Agent)> {
-    let ours = test_rig::our_agent_library().expect("our agent");
-    vec![("jdk", Agent::jdk_default()), ("ours", Agent::path(ours, DEFAULT_JDK_AGENT_OPTIONS))]
-}
-
-fn next_composite(s: &mut RawSession) -> Composite {
-    let packet = s.next_event().expect("an event");
-    codec::decode_body(&packet.body, s.id_sizes()).expect("a composite")
-}
 
 /// Starts Demo suspended, runs it until `Demo` is prepared, and returns the session and Demo's ID.
 fn demo_prepared(agent: Agent) -> (Debuggee, RawSession, ReferenceTypeId) {
@@ -31,26 +21,9 @@ fn demo_prepared(agent: Agent) -> (Debuggee, RawSession, ReferenceTypeId) {
     (jvm, s, class)
 }
 
-/// Starts `main_class` suspended and runs it until that class is prepared (the VM suspended
-/// there): the session, the class's ID and the thread that prepared it.
+/// Starts `main_class` suspended and runs it until that class is prepared (see the rig).
 fn prepared(agent: Agent, main_class: &str) -> (Debuggee, RawSession, ReferenceTypeId, ThreadId) {
-    let jvm = Debuggee::builder(main_class).agent(agent).spawn().expect("the debuggee starts");
-    let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
-    assert!(matches!(next_composite(&mut s).events.as_slice(), [Event::VmStart { .. }]));
-    let req = s
-        .send(&er::Set {
-            event_kind: EventKind::ClassPrepare,
-            suspend_policy: SuspendPolicy::All,
-            modifiers: vec![Modifier::ClassMatch { class_pattern: main_class.into() }],
-        })
-        .unwrap();
-    s.send(&vm::Resume {}).unwrap();
-    let prepared = next_composite(&mut s);
-    let Some(&Event::ClassPrepare { type_id, thread, .. }) = prepared.events.first() else {
-        panic!("expected {main_class}'s class prepare, got {prepared:?}")
-    };
-    s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: req.request_id }).unwrap();
-    (jvm, s, type_id, thread)
+    test_rig::wire::run_to_class_prepare(agent, main_class, TIMEOUT)
 }
 
 fn finish(jvm: Debuggee, mut s: RawSession) {
@@ -63,7 +36,7 @@ fn finish(jvm: Debuggee, mut s: RawSession) {
 
 #[test]
 fn older_listing_commands_agree_with_their_generic_forms() {
-    for (name, agent) in agents() {
+    for (name, agent) in test_rig::wire::both_agents() {
         let (jvm, mut s, demo) = demo_prepared(agent);
 
         let plain = s.send(&vm::AllClasses {}).unwrap().classes;
@@ -100,7 +73,7 @@ fn older_listing_commands_agree_with_their_generic_forms() {
 
 #[test]
 fn whole_vm_commands_answer() {
-    for (name, agent) in agents() {
+    for (name, agent) in test_rig::wire::both_agents() {
         let (jvm, mut s, demo) = demo_prepared(agent);
 
         let paths = s.send(&vm::ClassPaths {}).unwrap();
@@ -120,11 +93,11 @@ fn whole_vm_commands_answer() {
 
 #[test]
 fn held_events_wait_for_release() {
-    for (name, agent) in agents() {
+    for (name, agent) in test_rig::wire::both_agents() {
         // Deadlock starts three threads, prints "deadlocked" once they are stuck, and runs forever.
         let jvm = Debuggee::builder("Deadlock").agent(agent).spawn().expect("Deadlock starts");
         let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
-        assert!(matches!(next_composite(&mut s).events.as_slice(), [Event::VmStart { .. }]));
+        assert!(matches!(s.next_composite().events.as_slice(), [Event::VmStart { .. }]));
         let req = s
             .send(&er::Set {
                 event_kind: EventKind::ThreadStart,
@@ -144,7 +117,7 @@ fn held_events_wait_for_release() {
         // and each read fails on its own if an event never comes.
         let mut names = Vec::new();
         while !["deadlock-A", "deadlock-B", "deadlock-C"].iter().all(|t| names.iter().any(|n| n == t)) {
-            for event in next_composite(&mut s).events {
+            for event in s.next_composite().events {
                 if let Event::ThreadStart { request_id, thread } = event {
                     assert_eq!(request_id, req.request_id, "{name}");
                     let thread_name =
@@ -165,7 +138,7 @@ fn held_events_wait_for_release() {
 #[test]
 fn held_suspend_all_event_lets_the_program_go_when_the_debugger_disposes() {
     let line = test_rig::fixture_line("HeldBreakpoint.java", "@held-bp").unwrap() as i32;
-    for (name, agent) in agents() {
+    for (name, agent) in test_rig::wire::both_agents() {
         for round in 0..6 {
             let (jvm, mut s, class, main) = prepared(agent.clone(), "HeldBreakpoint");
             let methods = s.send(&rt::Methods { ref_type: class }).unwrap().declared;
@@ -208,7 +181,7 @@ fn held_suspend_all_event_lets_the_program_go_when_the_debugger_disposes() {
 
 #[test]
 fn exit_ends_the_vm_with_the_code_asked_for() {
-    for (name, agent) in agents() {
+    for (name, agent) in test_rig::wire::both_agents() {
         let (jvm, mut s, _) = demo_prepared(agent);
         // The VM may exit before or after the reply is written; either is what the spec allows.
         let _ = s.send(&vm::Exit { exit_code: 42 });
