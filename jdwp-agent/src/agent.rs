@@ -16,7 +16,7 @@
 //!   needs stays taken. There are two such waits: in `java.lang.Thread.resume`
 //!   ([`crate::app_resume`]), on `threads`' condition variable, which releases that lock while
 //!   waiting; and in an event callback when the event helper's queue is at its bound
-//!   ([`crate::backpressure`]), on that module's own lock, which no agent thread holds across
+//!   ([`crate::backpressure`]), on the bound's own lock, which no agent thread holds across
 //!   anything.
 
 use std::collections::HashSet;
@@ -83,6 +83,8 @@ pub struct Agent {
     debugger_came: AtomicBool,
     pub vm_dead: AtomicBool,
     pub helper: OnceLock<crate::event_helper::EventHelper>,
+    /// What the event helper may send when, and its inbox (see [`crate::gate`]).
+    pub gate: crate::gate::Gate<crate::event_helper::Job>,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -119,6 +121,7 @@ impl Agent {
             debugger_came: AtomicBool::new(false),
             vm_dead: AtomicBool::new(false),
             helper: OnceLock::new(),
+            gate: crate::gate::Gate::new(),
         }
     }
 
@@ -820,7 +823,7 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
 
     fn resume(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>> {
         self.agent.threads_resumed(threads);
-        crate::event_helper::unblock();
+        self.agent.gate.resumed();
         self.batch(threads, false)
     }
 

@@ -54,7 +54,7 @@ impl Backend for AgentBackend {
     fn attached(&self, session: &Arc<Session>) {
         tracing::info!("debugger attached");
         // Composites still queued for an earlier debugger are not this one's.
-        crate::event_helper::session_changed();
+        self.agent.gate.session_changed();
         self.agent.set_session(Some(session.clone()));
         if let Ok(jni) = self.agent.jni() {
             crate::app_resume::session_started(self.agent, jni);
@@ -72,11 +72,11 @@ impl Backend for AgentBackend {
             agent.set_session(None);
             // What is still queued for this debugger is dropped (references freed), not sent to
             // the next one.
-            crate::event_helper::session_changed();
+            agent.gate.session_changed();
         }
-        // Events held by the debugger that left are not held for the next one.
-        crate::hold::release();
-        crate::event_helper::unblock();
+        // Events held by the debugger that left are not held for the next one, nor are those
+        // after its last suspend-all composite.
+        agent.gate.ended();
         let Ok(jni) = agent.jni() else { return };
         let Ok(frame) = jni.push_local_frame(64) else { return };
         let requests = lock(&agent.requests).clear();

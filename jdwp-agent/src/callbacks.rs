@@ -18,12 +18,12 @@ use jdwp_protocol::{EventKind, FieldId, Location, ObjectId, ReferenceTypeId, Sus
 use jni_sys::{JNIEnv, jclass, jfieldID, jlong, jmethodID, jobject, jvalue};
 
 use crate::agent::{Agent, GlobalRef, agent, lock};
-use crate::event_helper::{RawEvent, RawValue};
 use crate::events::filter::{EventSubject, Request, Verdict};
 use crate::events::requests::{Matches, match_event};
 use crate::events::{breakpoints, entry, unload};
 use crate::jni::{JavaType, Jni};
 use crate::jvmti::sys::{jboolean, jlocation, jthread, jvmtiEnv};
+use crate::raw::{RawEvent, RawValue};
 use crate::step;
 
 // ---- what filters may ask -----------------------------------------------------------------------
@@ -599,8 +599,7 @@ pub unsafe extern "system" fn on_vm_death(_: *mut jvmtiEnv, jni_env: *mut JNIEnv
         }
         events.push(RawEvent::VmDeath { request_id: 0 });
         // Held events would keep the VM from ever exiting.
-        crate::hold::release();
-        crate::event_helper::unblock();
+        agent.gate.ended();
         report(agent, jni, std::ptr::null_mut(), policy, events);
         if policy != SuspendPolicy::None {
             // This thread stops at its next call into the VM while the debugger keeps it suspended...

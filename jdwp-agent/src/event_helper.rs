@@ -1,207 +1,39 @@
 //! The event helper: an agent thread that turns matched events into composites, suspends what their
 //! policy says, and sends them; it also does the JVMTI work event threads may not do themselves.
+//! It is the I/O shell around the [`crate::gate`], which decides what may be sent when (held
+//! events, the hand-over after a suspend-all composite, the bound on what waits here) and wakes it.
 //!
 //! Event callbacks run on application threads, which the debugger may suspend at any call into the
 //! VM; they must not hold agent locks across such calls (see [`crate::agent`]). So a callback only
-//! filters and collects global references, then hands the event here. If the event suspends, the
-//! event thread suspends itself in the VM right after handing it over, and the helper sends the
-//! composite once it sees the thread suspended, counting that suspension as the event's (see
-//! [`EventHelper::deliver_self_suspending`] and `ThreadControl::begin_self_suspend`): the debugger
-//! hears of the event only once its thread is stopped, and the thread sleeps once, until the
-//! resume. (A thread the debugger has no ID for yet, and the VM death event, take the older path:
-//! the callback waits until the composite is sent and the suspension requested, and the thread
-//! stops when it returns into the VM.) Events that suspend nothing are handed over without
+//! filters and collects global references ([`crate::raw`]), then hands the event here. If the event
+//! suspends, the event thread suspends itself in the VM right after handing it over, and the helper
+//! sends the composite once it sees the thread suspended, counting that suspension as the event's
+//! (see [`EventHelper::deliver_self_suspending`] and `ThreadControl::begin_self_suspend`): the
+//! debugger hears of the event only once its thread is stopped, and the thread sleeps once, until
+//! the resume. (A thread the debugger has no ID for yet, and the VM death event, take the older
+//! path: the callback waits until the composite is sent and the suspension requested, and the
+//! thread stops when it returns into the VM.) Events that suspend nothing are handed over without
 //! waiting, as the JDK's agent does, up to a bound: past [`crate::backpressure::CAP`] events
 //! waiting here, an application thread that posts one waits for the helper to catch up (a
 //! debugger that stops reading, or holds events, costs the program time, not memory).
 //!
-//! Each composite is tagged with the session it was matched for ([`session_changed`]): one that
-//! is still queued when its debugger leaves is dropped (its references freed), never sent to the
-//! next debugger.
+//! Each composite is tagged with the session it was matched for ([`Gate::session`]): one that is
+//! still queued when its debugger leaves is dropped (its references freed), never sent to the next
+//! debugger.
 
-use std::collections::VecDeque;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, mpsc};
 use std::time::Instant;
 
-use jdwp_protocol::commands::event::{Composite, Event};
-use jdwp_protocol::{ErrorCode, Location, MethodId, ReferenceTypeId, SuspendPolicy, ThreadId, TypeTag, Value, codec};
-use jni_sys::{jfieldID, jmethodID};
+use jdwp_protocol::commands::event::Composite;
+use jdwp_protocol::{ErrorCode, SuspendPolicy, ThreadId, codec};
 
 use crate::agent::{Agent, GlobalRef, ID_SIZES, JvmtiSuspend};
-use crate::backpressure::Backlog;
 use crate::events::filter::Request;
+use crate::gate::{Closed, Gate, Inbound, Inbox};
 use crate::jni::Jni;
-
-/// A value as a callback captured it.
-#[derive(Debug)]
-pub enum RawValue {
-    Plain(Value),
-    /// A reference (`None`: null), converted to a tagged object ID by the helper.
-    Object(Option<GlobalRef>),
-}
-
-/// An event as a callback captured it: owned global references, raw JVMTI values (methods as
-/// `jmethodID`s, code indexes as `jlocation`s, -1 for native code).
-#[derive(Debug)]
-pub enum RawEvent {
-    VmStart {
-        request_id: i32,
-        thread: GlobalRef,
-    },
-    VmDeath {
-        request_id: i32,
-    },
-    ThreadStart {
-        request_id: i32,
-        thread: GlobalRef,
-    },
-    ThreadDeath {
-        request_id: i32,
-        thread: GlobalRef,
-    },
-    ClassPrepare {
-        request_id: i32,
-        thread: GlobalRef,
-        class: GlobalRef,
-    },
-    ClassUnload {
-        request_id: i32,
-        signature: String,
-    },
-    Breakpoint {
-        request_id: i32,
-        thread: GlobalRef,
-        method: usize,
-        index: i64,
-    },
-    SingleStep {
-        request_id: i32,
-        thread: GlobalRef,
-        method: usize,
-        index: i64,
-    },
-    MethodEntry {
-        request_id: i32,
-        thread: GlobalRef,
-        method: usize,
-        index: i64,
-    },
-    MethodExit {
-        request_id: i32,
-        thread: GlobalRef,
-        method: usize,
-        index: i64,
-    },
-    MethodExitWithReturnValue {
-        request_id: i32,
-        thread: GlobalRef,
-        method: usize,
-        index: i64,
-        value: RawValue,
-    },
-    MonitorContendedEnter {
-        request_id: i32,
-        thread: GlobalRef,
-        object: GlobalRef,
-        method: usize,
-        index: i64,
-    },
-    MonitorContendedEntered {
-        request_id: i32,
-        thread: GlobalRef,
-        object: GlobalRef,
-        method: usize,
-        index: i64,
-    },
-    MonitorWait {
-        request_id: i32,
-        thread: GlobalRef,
-        object: GlobalRef,
-        method: usize,
-        index: i64,
-        timeout: i64,
-    },
-    MonitorWaited {
-        request_id: i32,
-        thread: GlobalRef,
-        object: GlobalRef,
-        method: usize,
-        index: i64,
-        timed_out: bool,
-    },
-    Exception {
-        request_id: i32,
-        thread: GlobalRef,
-        method: usize,
-        index: i64,
-        exception: GlobalRef,
-        /// Where it will be caught; `None` if uncaught.
-        catch: Option<(usize, i64)>,
-    },
-    FieldAccess {
-        request_id: i32,
-        thread: GlobalRef,
-        method: usize,
-        index: i64,
-        field_class: GlobalRef,
-        field: usize,
-        object: Option<GlobalRef>,
-    },
-    FieldModification {
-        request_id: i32,
-        thread: GlobalRef,
-        method: usize,
-        index: i64,
-        field_class: GlobalRef,
-        field: usize,
-        object: Option<GlobalRef>,
-        value: RawValue,
-    },
-}
-
-impl RawEvent {
-    /// The global references the event owns.
-    pub fn refs(&self) -> Vec<GlobalRef> {
-        let value_ref = |v: &RawValue| match v {
-            RawValue::Object(Some(r)) => Some(*r),
-            _ => None,
-        };
-        match self {
-            RawEvent::VmDeath { .. } | RawEvent::ClassUnload { .. } => vec![],
-            RawEvent::VmStart { thread, .. }
-            | RawEvent::ThreadStart { thread, .. }
-            | RawEvent::ThreadDeath { thread, .. }
-            | RawEvent::Breakpoint { thread, .. }
-            | RawEvent::SingleStep { thread, .. }
-            | RawEvent::MethodEntry { thread, .. }
-            | RawEvent::MethodExit { thread, .. } => vec![*thread],
-            RawEvent::MethodExitWithReturnValue { thread, value, .. } => {
-                std::iter::once(*thread).chain(value_ref(value)).collect()
-            }
-            RawEvent::ClassPrepare { thread, class, .. } => vec![*thread, *class],
-            RawEvent::MonitorContendedEnter { thread, object, .. }
-            | RawEvent::MonitorContendedEntered { thread, object, .. }
-            | RawEvent::MonitorWait { thread, object, .. }
-            | RawEvent::MonitorWaited { thread, object, .. } => vec![*thread, *object],
-            RawEvent::Exception { thread, exception, .. } => vec![*thread, *exception],
-            RawEvent::FieldAccess { thread, field_class, object, .. } => {
-                [Some(*thread), Some(*field_class), *object].into_iter().flatten().collect()
-            }
-            RawEvent::FieldModification { thread, field_class, object, value, .. } => {
-                [Some(*thread), Some(*field_class), *object, value_ref(value)].into_iter().flatten().collect()
-            }
-        }
-    }
-
-    /// Deletes the event's global references (an event dropped without being sent).
-    pub fn release(self, jni: Jni) {
-        for r in self.refs() {
-            jni.delete_global_ref(r.0);
-        }
-    }
-}
+use crate::raw::RawEvent;
 
 /// Work an event thread hands to the helper thread.
 pub type Task = Box<dyn FnOnce(&Agent, Jni) + Send>;
@@ -219,7 +51,7 @@ pub enum Job {
         /// Set when the event thread suspends itself instead of waiting for `done` (see
         /// [`EventHelper::deliver_self_suspending`]).
         self_suspend: Option<Arc<SelfSuspend>>,
-        /// The session the events were matched for (see [`session_changed`]).
+        /// The session the events were matched for (see [`Gate::session`]).
         session: u64,
     },
     /// Undo the JVMTI state behind requests that a count expired during event filtering.
@@ -231,43 +63,33 @@ pub enum Job {
     Task { task: Task, done: Option<mpsc::SyncSender<()>> },
     /// A task to run once `at` has come.
     Timed { at: Instant, task: Task },
-    /// Composites held back may go now (see [`wake`]).
-    Wake,
+}
+
+impl Job {
+    /// Whether the job sends composites, and so goes through the gate.
+    fn is_composite(&self) -> bool {
+        matches!(self, Job::Deliver { .. } | Job::Unloads)
+    }
 }
 
 /// What a callback gets back when the helper is gone: the event thread's reference and the events,
 /// for it to release.
 pub type Undelivered = (Option<GlobalRef>, Vec<RawEvent>);
 
-/// Events handed to the helper and not yet sent or dropped (queued, or held back): see
-/// [`crate::backpressure`].
-static BACKLOG: Backlog<crate::backpressure::CondvarPark> = Backlog::new();
-
-/// The current session's number, tagged on every composite when it is queued: bumped when a
-/// debugger attaches and when it leaves, so that composites queued for a debugger that has left
-/// are dropped rather than sent to the next one.
-static SESSION: AtomicU64 = AtomicU64::new(0);
-
-/// A debugger attached or left (called before an attach is made known, and under the session's
-/// order lock when it leaves).
-pub fn session_changed() {
-    SESSION.fetch_add(1, Ordering::SeqCst);
-}
-
 /// The handle callbacks use to reach the helper thread.
 pub struct EventHelper {
-    tx: mpsc::Sender<Job>,
+    gate: &'static Gate<Job>,
 }
 
 impl EventHelper {
-    pub fn new() -> (EventHelper, mpsc::Receiver<Job>) {
-        let (tx, rx) = mpsc::channel();
-        (EventHelper { tx }, rx)
+    /// The handle to the helper reading `gate`'s inbox.
+    pub fn new(gate: &'static Gate<Job>) -> EventHelper {
+        EventHelper { gate }
     }
 
     /// Queues a job; gives it back if the helper is gone.
     fn send(&self, job: Job) -> Result<(), Job> {
-        self.tx.send(job).map_err(|e| e.0)
+        self.gate.send(job)
     }
 
     /// Queues a composite, counted in the backlog; gives it back (counted out) if the helper is
@@ -277,8 +99,7 @@ impl EventHelper {
             Job::Deliver { events, .. } => events.len(),
             _ => 0,
         };
-        let over = BACKLOG.add(n);
-        self.send(job).map(|()| over).inspect_err(|_| BACKLOG.take(n))
+        self.gate.send_counted(job, n)
     }
 
     /// Hands a composite over; with `wait`, returns once it is sent (or dropped because nobody
@@ -299,7 +120,7 @@ impl EventHelper {
         } else {
             (None, None)
         };
-        let session = SESSION.load(Ordering::SeqCst);
+        let session = self.gate.session();
         match self.send_counted(Job::Deliver { policy, thread, events, done, self_suspend: None, session }) {
             Ok(over) => {
                 if let Some(rx) = done_rx {
@@ -311,7 +132,7 @@ impl EventHelper {
                         cap = crate::backpressure::CAP,
                         "event backlog at its bound: an application thread waits for the event helper"
                     );
-                    BACKLOG.wait_for_room();
+                    self.gate.wait_for_room();
                 }
                 Ok(())
             }
@@ -339,7 +160,7 @@ impl EventHelper {
         let (thread, id) = thread;
         let flag = Arc::new(SelfSuspend(AtomicU8::new(state), id));
         let (done, done_rx) = mpsc::sync_channel(1);
-        let session = SESSION.load(Ordering::SeqCst);
+        let session = self.gate.session();
         let job = Job::Deliver {
             policy,
             thread: Some(thread),
@@ -442,84 +263,39 @@ impl SelfSuspend {
     }
 }
 
-/// Set (under the session's order lock, before it is sent) when a composite that suspends every
-/// thread goes out; cleared when the debugger lets a thread run again (see [`unblock`]).
-static AFTER_SUSPEND_ALL: AtomicBool = AtomicBool::new(false);
-
-/// A thread the debugger had suspended runs again (or the debugger left, or the VM is dying):
-/// composites held back after a suspend-all event may go out.
-pub fn unblock() {
-    if AFTER_SUSPEND_ALL.swap(false, Ordering::SeqCst) {
-        wake();
-    }
-}
-
-/// Set by the helper while it holds composites back (cleared once none is left), so that lifting
-/// a hold wakes it only when it has something to send: a resume after each event would otherwise
-/// cost a wake-up of the helper for nothing.
-static HOLDING: AtomicBool = AtomicBool::new(false);
-
-/// Tells the helper that composites it holds back may go (their hold was lifted): it looks at
-/// once, rather than when its next job comes, which may be never. The caller has lifted the hold
-/// first: a helper that has not yet said it holds something looks at the hold again after saying
-/// so (see [`run`]).
-pub fn wake() {
-    if !HOLDING.load(Ordering::SeqCst) {
-        return;
-    }
-    if let Some(helper) = crate::agent::agent().and_then(|a| a.helper.get()) {
-        let _ = helper.send(Job::Wake);
-    }
-}
-
-/// Whether composites wait: events are held, or a suspend-all composite went out and nothing has
-/// run since. The JDK's agent blocks its event helper the same way, so that events several threads
-/// hit at once (each suspending all) reach the debugger one per resume rather than all at once,
-/// stacking suspensions a single resume cannot undo (nsk/jdb's kill001 counts on it).
-fn composites_wait() -> bool {
-    crate::hold::is_held() || AFTER_SUSPEND_ALL.load(Ordering::SeqCst)
-}
-
 /// The helper thread's loop (runs until the VM dies).
 ///
-/// While the debugger holds events (`VirtualMachine.HoldEvents`, see [`crate::hold`]), and after a
-/// suspend-all composite until a thread runs again, composites wait here, in order, and nothing is
-/// sent; the other work (cleanups, tasks event threads wait for) goes on, so that holding events
-/// never stalls a thread that reports nothing. Whatever lifts the hold sends a [`Job::Wake`].
-pub fn run(agent: &Agent, jni: Jni, jobs: mpsc::Receiver<Job>) {
+/// Composites pass through the agent's [`Gate`]: while it is closed (events held, or a
+/// suspend-all composite went out and no thread has run since) they wait there, in order, and
+/// nothing is sent; the other work (cleanups, tasks event threads wait for) goes on, so that
+/// holding events never stalls a thread that reports nothing. Whatever opens the gate wakes this
+/// loop through the inbox.
+pub fn run(agent: &Agent, jni: Jni, inbox: Inbox<Job>) {
     crate::step_switch::keeper_is_current_thread(agent, jni);
-    let mut held: VecDeque<Job> = VecDeque::new();
+    let gate = &agent.gate;
     let mut timed: Vec<(Instant, Task)> = Vec::new();
     loop {
         let due = timed.iter().map(|(at, _)| *at).min();
-        let job = match due {
-            None => jobs.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
-            Some(at) => jobs.recv_timeout(at.saturating_duration_since(Instant::now())),
-        };
-        match job {
-            Ok(job @ (Job::Deliver { .. } | Job::Unloads)) if !held.is_empty() || composites_wait() => {
-                held.push_back(job);
-                // Before the look at the hold below, so that a release either sees this or
-                // came before that look.
-                HOLDING.store(true, Ordering::SeqCst);
+        match inbox.recv(due) {
+            Ok(Inbound::Job(job)) if job.is_composite() => {
+                if let Some(job) = gate.offer(job) {
+                    run_job(agent, jni, job);
+                }
             }
-            Ok(Job::Timed { at, task }) => timed.push((at, task)),
-            Ok(job) => run_job(agent, jni, job),
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            Ok(Inbound::Job(Job::Timed { at, task })) => timed.push((at, task)),
+            Ok(Inbound::Job(job)) => run_job(agent, jni, job),
+            // The gate opened: what it held is taken below.
+            Ok(Inbound::Wake) | Err(Closed::Timeout) => {}
+            Err(Closed::Disconnected) => return,
         }
         let now = Instant::now();
         while let Some(due) = timed.iter().position(|(at, _)| *at <= now) {
             let (_, task) = timed.swap_remove(due);
             run_job(agent, jni, Job::Task { task, done: None });
         }
-        while !held.is_empty() && !composites_wait() {
-            if let Some(job) = held.pop_front() {
-                run_job(agent, jni, job);
-            }
-        }
-        if held.is_empty() {
-            HOLDING.store(false, Ordering::SeqCst);
+        // One at a time: a composite that suspends all closes the gate again.
+        while let Some(job) = gate.next() {
+            run_job(agent, jni, job);
         }
     }
 }
@@ -536,13 +312,13 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
         Job::Deliver { policy, thread, events, done, self_suspend, session } => {
             /// Counts the events out however their delivery ends (even by a panic, which
             /// `run_job` catches): a count left behind would make threads wait for good.
-            struct CountOut(usize);
-            impl Drop for CountOut {
+            struct CountOut<'a>(&'a Gate<Job>, usize);
+            impl Drop for CountOut<'_> {
                 fn drop(&mut self) {
-                    BACKLOG.take(self.0);
+                    self.0.count_out(self.1);
                 }
             }
-            let _count_out = CountOut(events.len());
+            let _count_out = CountOut(&agent.gate, events.len());
             let self_suspended = match (&self_suspend, thread) {
                 (Some(flag), Some(t)) => Some((flag.1, flag.wait_suspended(agent, t.0))),
                 _ => None,
@@ -560,8 +336,6 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
         }
         // Kept by `run` until due.
         Job::Timed { task, .. } => task(agent, jni),
-        // `run` looks at the held composites after every job.
-        Job::Wake => {}
         Job::Task { task, done } => {
             task(agent, jni);
             if let Some(done) = done {
@@ -627,7 +401,7 @@ fn deliver_counted(
     matched_for: Option<u64>,
 ) -> Result<(), ErrorCode> {
     // Matched for a debugger that has left: dropped, whoever listens now.
-    let current = |matched_for: Option<u64>| matched_for.is_none_or(|s| s == SESSION.load(Ordering::SeqCst));
+    let current = |matched_for: Option<u64>| agent.gate.is_current(matched_for);
     if !current(matched_for) {
         return Ok(());
     }
@@ -635,7 +409,7 @@ fn deliver_counted(
     let mut events = Vec::with_capacity(raw.len());
     for r in raw {
         let frame = jni.push_local_frame(16)?;
-        match convert(agent, jni, r) {
+        match crate::raw::convert(agent, jni, r) {
             Ok(event) => events.push(event),
             // Say what can be said (an object may have gone meanwhile).
             Err(e) => tracing::debug!(?e, "an event could not be converted; left out"),
@@ -655,7 +429,7 @@ fn deliver_counted(
     match policy {
         SuspendPolicy::All => {
             // Before anything is sent: the debugger's resume (under `order` too) comes after.
-            AFTER_SUSPEND_ALL.store(true, Ordering::SeqCst);
+            agent.gate.suspended_all();
             agent.threads.lock().suspend_all(ops)?
         }
         SuspendPolicy::EventThread => {
@@ -667,163 +441,4 @@ fn deliver_counted(
         SuspendPolicy::None => {}
     }
     session.send_event(body).map_err(|_| ErrorCode::VM_DEAD)
-}
-
-/// The location of code index `index` in `method`.
-pub fn location(agent: &Agent, jni: Jni, method: jmethodID, index: i64) -> Result<Location, ErrorCode> {
-    let class = agent.jvmti.get_method_declaring_class(method)?;
-    let type_tag = if agent.jvmti.is_interface(class)? { TypeTag::Interface } else { TypeTag::Class };
-    let class_id = agent.class_id(jni, class)?;
-    jni.delete_local_ref(class);
-    // A method replaced by `RedefineClasses` while running here has no ID the debugger knows
-    // (HotSpot gives the old version a new jmethodID): like the JDK's agent we send 0, which JDI
-    // reads as an obsolete method.
-    let method_id =
-        if agent.jvmti.is_method_obsolete(method).unwrap_or(false) { MethodId::NULL } else { agent.method_id(method) };
-    Ok(Location { type_tag, class_id: class_id.into(), method_id, index: index as u64 })
-}
-
-/// What HotSpot's agent sends as the catch location of an uncaught exception.
-const NO_LOCATION: Location =
-    Location { type_tag: TypeTag::Class, class_id: jdwp_protocol::ClassId::NULL, method_id: MethodId::NULL, index: 0 };
-
-fn value(agent: &Agent, jni: Jni, v: &RawValue) -> Result<Value, ErrorCode> {
-    match v {
-        RawValue::Plain(v) => Ok(*v),
-        RawValue::Object(None) => Ok(Value::NULL),
-        RawValue::Object(Some(r)) => crate::values::object_value(agent, jni, r.0),
-    }
-}
-
-fn tagged(agent: &Agent, jni: Jni, obj: Option<GlobalRef>) -> Result<jdwp_protocol::TaggedObjectId, ErrorCode> {
-    agent.tagged_object(jni, obj.map_or(std::ptr::null_mut(), |r| r.0))
-}
-
-/// The type tag, type ID and field ID of a watched field.
-fn field_ids(
-    agent: &Agent,
-    jni: Jni,
-    class: GlobalRef,
-    field: usize,
-) -> Result<(TypeTag, ReferenceTypeId, jdwp_protocol::FieldId), ErrorCode> {
-    let tag = crate::commands::type_tag(agent, class.0)?;
-    let type_id = agent.class_id(jni, class.0)?;
-    let field_id = agent.field_id(jni, class.0, field as jfieldID)?;
-    Ok((tag, type_id, field_id))
-}
-
-fn convert(agent: &Agent, jni: Jni, raw: &RawEvent) -> Result<Event, ErrorCode> {
-    let thread = |t: &GlobalRef| agent.thread_id(jni, t.0);
-    let at = |method: &usize, index: &i64| location(agent, jni, *method as jmethodID, *index);
-    Ok(match raw {
-        RawEvent::VmStart { request_id, thread: t } => Event::VmStart { request_id: *request_id, thread: thread(t)? },
-        RawEvent::VmDeath { request_id } => Event::VmDeath { request_id: *request_id },
-        RawEvent::ThreadStart { request_id, thread: t } => {
-            Event::ThreadStart { request_id: *request_id, thread: thread(t)? }
-        }
-        RawEvent::ThreadDeath { request_id, thread: t } => {
-            Event::ThreadDeath { request_id: *request_id, thread: thread(t)? }
-        }
-        RawEvent::ClassPrepare { request_id, thread: t, class } => {
-            let (signature, _) = agent.jvmti.get_class_signature(class.0)?;
-            let status = agent.jvmti.get_class_status(class.0)?;
-            let ref_type_tag = crate::commands::type_tag(agent, class.0)?;
-            Event::ClassPrepare {
-                request_id: *request_id,
-                thread: thread(t)?,
-                ref_type_tag,
-                type_id: agent.class_id(jni, class.0)?,
-                signature,
-                status: crate::commands::jdwp_class_status(status),
-            }
-        }
-        RawEvent::ClassUnload { request_id, signature } => {
-            Event::ClassUnload { request_id: *request_id, signature: signature.clone() }
-        }
-        RawEvent::Breakpoint { request_id, thread: t, method, index } => {
-            Event::Breakpoint { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
-        }
-        RawEvent::SingleStep { request_id, thread: t, method, index } => {
-            Event::SingleStep { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
-        }
-        RawEvent::MethodEntry { request_id, thread: t, method, index } => {
-            Event::MethodEntry { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
-        }
-        RawEvent::MethodExit { request_id, thread: t, method, index } => {
-            Event::MethodExit { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
-        }
-        RawEvent::MethodExitWithReturnValue { request_id, thread: t, method, index, value: v } => {
-            Event::MethodExitWithReturnValue {
-                request_id: *request_id,
-                thread: thread(t)?,
-                location: at(method, index)?,
-                value: value(agent, jni, v)?,
-            }
-        }
-        RawEvent::MonitorContendedEnter { request_id, thread: t, object, method, index } => {
-            Event::MonitorContendedEnter {
-                request_id: *request_id,
-                thread: thread(t)?,
-                object: agent.tagged_object(jni, object.0)?,
-                location: at(method, index)?,
-            }
-        }
-        RawEvent::MonitorContendedEntered { request_id, thread: t, object, method, index } => {
-            Event::MonitorContendedEntered {
-                request_id: *request_id,
-                thread: thread(t)?,
-                object: agent.tagged_object(jni, object.0)?,
-                location: at(method, index)?,
-            }
-        }
-        RawEvent::MonitorWait { request_id, thread: t, object, method, index, timeout } => Event::MonitorWait {
-            request_id: *request_id,
-            thread: thread(t)?,
-            object: agent.tagged_object(jni, object.0)?,
-            location: at(method, index)?,
-            timeout: *timeout,
-        },
-        RawEvent::MonitorWaited { request_id, thread: t, object, method, index, timed_out } => Event::MonitorWaited {
-            request_id: *request_id,
-            thread: thread(t)?,
-            object: agent.tagged_object(jni, object.0)?,
-            location: at(method, index)?,
-            timed_out: *timed_out,
-        },
-        RawEvent::Exception { request_id, thread: t, method, index, exception, catch } => Event::Exception {
-            request_id: *request_id,
-            thread: thread(t)?,
-            location: at(method, index)?,
-            exception: agent.tagged_object(jni, exception.0)?,
-            catch_location: match catch {
-                Some((m, i)) => at(m, i)?,
-                None => NO_LOCATION,
-            },
-        },
-        RawEvent::FieldAccess { request_id, thread: t, method, index, field_class, field, object } => {
-            let (ref_type_tag, type_id, field_id) = field_ids(agent, jni, *field_class, *field)?;
-            Event::FieldAccess {
-                request_id: *request_id,
-                thread: thread(t)?,
-                location: at(method, index)?,
-                ref_type_tag,
-                type_id,
-                field_id,
-                object: tagged(agent, jni, *object)?,
-            }
-        }
-        RawEvent::FieldModification { request_id, thread: t, method, index, field_class, field, object, value: v } => {
-            let (ref_type_tag, type_id, field_id) = field_ids(agent, jni, *field_class, *field)?;
-            Event::FieldModification {
-                request_id: *request_id,
-                thread: thread(t)?,
-                location: at(method, index)?,
-                ref_type_tag,
-                type_id,
-                field_id,
-                object: tagged(agent, jni, *object)?,
-                value_to_be: value(agent, jni, v)?,
-            }
-        }
-    })
 }

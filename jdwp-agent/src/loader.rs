@@ -11,11 +11,12 @@ use jdwp_protocol::{ErrorCode, SuspendPolicy};
 use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jboolean, jint, jobject, jvalue};
 
 use crate::agent::{Agent, GlobalRef, KnownClasses, agent, install};
-use crate::event_helper::{EventHelper, RawEvent};
+use crate::event_helper::EventHelper;
 use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
 use crate::options::{Options, Transport, help_text};
+use crate::raw::RawEvent;
 use crate::transport::{Connection, Listener, library};
 
 /// Called by the VM when it loads the library (`-agentpath`, `-agentlib`, `-Xrun`).
@@ -393,9 +394,8 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread, trigger: Trigger
         launch_debugger(command, transport.name(), &address)?;
     }
 
-    let (helper, jobs) = EventHelper::new();
-    let _ = agent.helper.set(helper);
-    let jobs = Box::new(jobs);
+    let jobs = Box::new(agent.gate.take_inbox().ok_or_else(|| "the event helper started twice".to_string())?);
+    let _ = agent.helper.set(EventHelper::new(&agent.gate));
     start_agent_thread(agent, jni, "JDWP Event Helper Thread", helper_main, Box::into_raw(jobs).cast())?;
     // A library was given `allow` when it was loaded.
     let allow = match transport {
@@ -490,8 +490,8 @@ pub(crate) fn start_agent_thread(
 }
 
 unsafe extern "system" fn helper_main(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, arg: *mut c_void) {
-    // SAFETY: `arg` is the receiver boxed by `start`, handed to exactly this thread.
-    let jobs = unsafe { Box::from_raw(arg.cast::<std::sync::mpsc::Receiver<crate::event_helper::Job>>()) };
+    // SAFETY: `arg` is the inbox boxed by `start`, handed to exactly this thread.
+    let jobs = unsafe { Box::from_raw(arg.cast::<crate::gate::Inbox<crate::event_helper::Job>>()) };
     crate::guard((), move || {
         let (Some(agent), Some(jni)) = (agent(), unsafe { Jni::from_raw(jni_env) }) else { return };
         crate::event_helper::run(agent, jni, *jobs);

@@ -117,7 +117,7 @@ pub fn frames(agent: &Agent, cmd: Frames) -> Result<FramesReply, ErrorCode> {
     for (i, f) in trace.iter().enumerate() {
         frames.push(FrameInfo {
             frame_id: agent.frame_id(cmd.thread, cmd.start_frame + i as i32),
-            location: crate::event_helper::location(agent, jni, f.method, f.location)?,
+            location: crate::raw::location(agent, jni, f.method, f.location)?,
         });
     }
     Ok(FramesReply { frames })

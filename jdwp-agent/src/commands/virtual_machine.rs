@@ -247,14 +247,14 @@ pub fn dispose_objects(_: &Agent, _: DisposeObjects) -> Result<DisposeObjectsRep
     Ok(DisposeObjectsReply {})
 }
 
-/// Events are queued, not sent, until `ReleaseEvents` (see [`crate::hold`]).
-pub fn hold_events(_: &Agent, _: HoldEvents) -> Result<HoldEventsReply, ErrorCode> {
-    crate::hold::hold();
+/// Events are queued, not sent, until `ReleaseEvents` (see [`crate::gate`]).
+pub fn hold_events(agent: &Agent, _: HoldEvents) -> Result<HoldEventsReply, ErrorCode> {
+    agent.gate.hold();
     Ok(HoldEventsReply {})
 }
 
-pub fn release_events(_: &Agent, _: ReleaseEvents) -> Result<ReleaseEventsReply, ErrorCode> {
-    crate::hold::release();
+pub fn release_events(agent: &Agent, _: ReleaseEvents) -> Result<ReleaseEventsReply, ErrorCode> {
+    agent.gate.release();
     Ok(ReleaseEventsReply {})
 }
 

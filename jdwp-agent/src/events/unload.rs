@@ -31,10 +31,10 @@ use jni_sys::{jclass, jlong};
 
 use crate::agent::{Agent, agent, lock};
 use crate::callbacks::Subject;
-use crate::event_helper::RawEvent;
 use crate::jni::Jni;
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
+use crate::raw::RawEvent;
 
 struct Tracker {
     /// The environment whose tags mark classes.

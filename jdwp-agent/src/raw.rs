@@ -1,0 +1,343 @@
+//! Events as callbacks capture them ([`RawEvent`]: owned JNI global references, `jmethodID`s,
+//! `jlocation`s) and their conversion to the protocol's events, which needs the agent's ID tables
+//! and is done on an agent thread (the event helper). Also the conversion of a code position to a
+//! JDWP [`Location`], shared with the commands that report frames.
+//!
+//! The raw form exists because a callback runs on an application thread, which may not do the ID
+//! work (it takes agent locks across VM calls, see [`crate::agent`]); it only pins what the event
+//! names.
+
+use jdwp_protocol::commands::event::Event;
+use jdwp_protocol::{ErrorCode, Location, MethodId, ReferenceTypeId, TypeTag, Value};
+use jni_sys::{jfieldID, jmethodID};
+
+use crate::agent::{Agent, GlobalRef};
+use crate::jni::Jni;
+
+/// A value as a callback captured it.
+#[derive(Debug)]
+pub enum RawValue {
+    Plain(Value),
+    /// A reference (`None`: null), converted to a tagged object ID by the helper.
+    Object(Option<GlobalRef>),
+}
+
+/// An event as a callback captured it: owned global references, raw JVMTI values (methods as
+/// `jmethodID`s, code indexes as `jlocation`s, -1 for native code).
+#[derive(Debug)]
+pub enum RawEvent {
+    VmStart {
+        request_id: i32,
+        thread: GlobalRef,
+    },
+    VmDeath {
+        request_id: i32,
+    },
+    ThreadStart {
+        request_id: i32,
+        thread: GlobalRef,
+    },
+    ThreadDeath {
+        request_id: i32,
+        thread: GlobalRef,
+    },
+    ClassPrepare {
+        request_id: i32,
+        thread: GlobalRef,
+        class: GlobalRef,
+    },
+    ClassUnload {
+        request_id: i32,
+        signature: String,
+    },
+    Breakpoint {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    SingleStep {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MethodEntry {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MethodExit {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MethodExitWithReturnValue {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        value: RawValue,
+    },
+    MonitorContendedEnter {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MonitorContendedEntered {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MonitorWait {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+        timeout: i64,
+    },
+    MonitorWaited {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+        timed_out: bool,
+    },
+    Exception {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        exception: GlobalRef,
+        /// Where it will be caught; `None` if uncaught.
+        catch: Option<(usize, i64)>,
+    },
+    FieldAccess {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        field_class: GlobalRef,
+        field: usize,
+        object: Option<GlobalRef>,
+    },
+    FieldModification {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        field_class: GlobalRef,
+        field: usize,
+        object: Option<GlobalRef>,
+        value: RawValue,
+    },
+}
+
+impl RawEvent {
+    /// The global references the event owns.
+    pub fn refs(&self) -> Vec<GlobalRef> {
+        let value_ref = |v: &RawValue| match v {
+            RawValue::Object(Some(r)) => Some(*r),
+            _ => None,
+        };
+        match self {
+            RawEvent::VmDeath { .. } | RawEvent::ClassUnload { .. } => vec![],
+            RawEvent::VmStart { thread, .. }
+            | RawEvent::ThreadStart { thread, .. }
+            | RawEvent::ThreadDeath { thread, .. }
+            | RawEvent::Breakpoint { thread, .. }
+            | RawEvent::SingleStep { thread, .. }
+            | RawEvent::MethodEntry { thread, .. }
+            | RawEvent::MethodExit { thread, .. } => vec![*thread],
+            RawEvent::MethodExitWithReturnValue { thread, value, .. } => {
+                std::iter::once(*thread).chain(value_ref(value)).collect()
+            }
+            RawEvent::ClassPrepare { thread, class, .. } => vec![*thread, *class],
+            RawEvent::MonitorContendedEnter { thread, object, .. }
+            | RawEvent::MonitorContendedEntered { thread, object, .. }
+            | RawEvent::MonitorWait { thread, object, .. }
+            | RawEvent::MonitorWaited { thread, object, .. } => vec![*thread, *object],
+            RawEvent::Exception { thread, exception, .. } => vec![*thread, *exception],
+            RawEvent::FieldAccess { thread, field_class, object, .. } => {
+                [Some(*thread), Some(*field_class), *object].into_iter().flatten().collect()
+            }
+            RawEvent::FieldModification { thread, field_class, object, value, .. } => {
+                [Some(*thread), Some(*field_class), *object, value_ref(value)].into_iter().flatten().collect()
+            }
+        }
+    }
+
+    /// Deletes the event's global references (an event dropped without being sent).
+    pub fn release(self, jni: Jni) {
+        for r in self.refs() {
+            jni.delete_global_ref(r.0);
+        }
+    }
+}
+
+/// The location of code index `index` in `method`.
+pub fn location(agent: &Agent, jni: Jni, method: jmethodID, index: i64) -> Result<Location, ErrorCode> {
+    let class = agent.jvmti.get_method_declaring_class(method)?;
+    let type_tag = if agent.jvmti.is_interface(class)? { TypeTag::Interface } else { TypeTag::Class };
+    let class_id = agent.class_id(jni, class)?;
+    jni.delete_local_ref(class);
+    // A method replaced by `RedefineClasses` while running here has no ID the debugger knows
+    // (HotSpot gives the old version a new jmethodID): like the JDK's agent we send 0, which JDI
+    // reads as an obsolete method.
+    let method_id =
+        if agent.jvmti.is_method_obsolete(method).unwrap_or(false) { MethodId::NULL } else { agent.method_id(method) };
+    Ok(Location { type_tag, class_id: class_id.into(), method_id, index: index as u64 })
+}
+
+/// What HotSpot's agent sends as the catch location of an uncaught exception.
+const NO_LOCATION: Location =
+    Location { type_tag: TypeTag::Class, class_id: jdwp_protocol::ClassId::NULL, method_id: MethodId::NULL, index: 0 };
+
+fn value(agent: &Agent, jni: Jni, v: &RawValue) -> Result<Value, ErrorCode> {
+    match v {
+        RawValue::Plain(v) => Ok(*v),
+        RawValue::Object(None) => Ok(Value::NULL),
+        RawValue::Object(Some(r)) => crate::values::object_value(agent, jni, r.0),
+    }
+}
+
+fn tagged(agent: &Agent, jni: Jni, obj: Option<GlobalRef>) -> Result<jdwp_protocol::TaggedObjectId, ErrorCode> {
+    agent.tagged_object(jni, obj.map_or(std::ptr::null_mut(), |r| r.0))
+}
+
+/// The type tag, type ID and field ID of a watched field.
+fn field_ids(
+    agent: &Agent,
+    jni: Jni,
+    class: GlobalRef,
+    field: usize,
+) -> Result<(TypeTag, ReferenceTypeId, jdwp_protocol::FieldId), ErrorCode> {
+    let tag = crate::commands::type_tag(agent, class.0)?;
+    let type_id = agent.class_id(jni, class.0)?;
+    let field_id = agent.field_id(jni, class.0, field as jfieldID)?;
+    Ok((tag, type_id, field_id))
+}
+
+pub fn convert(agent: &Agent, jni: Jni, raw: &RawEvent) -> Result<Event, ErrorCode> {
+    let thread = |t: &GlobalRef| agent.thread_id(jni, t.0);
+    let at = |method: &usize, index: &i64| location(agent, jni, *method as jmethodID, *index);
+    Ok(match raw {
+        RawEvent::VmStart { request_id, thread: t } => Event::VmStart { request_id: *request_id, thread: thread(t)? },
+        RawEvent::VmDeath { request_id } => Event::VmDeath { request_id: *request_id },
+        RawEvent::ThreadStart { request_id, thread: t } => {
+            Event::ThreadStart { request_id: *request_id, thread: thread(t)? }
+        }
+        RawEvent::ThreadDeath { request_id, thread: t } => {
+            Event::ThreadDeath { request_id: *request_id, thread: thread(t)? }
+        }
+        RawEvent::ClassPrepare { request_id, thread: t, class } => {
+            let (signature, _) = agent.jvmti.get_class_signature(class.0)?;
+            let status = agent.jvmti.get_class_status(class.0)?;
+            let ref_type_tag = crate::commands::type_tag(agent, class.0)?;
+            Event::ClassPrepare {
+                request_id: *request_id,
+                thread: thread(t)?,
+                ref_type_tag,
+                type_id: agent.class_id(jni, class.0)?,
+                signature,
+                status: crate::commands::jdwp_class_status(status),
+            }
+        }
+        RawEvent::ClassUnload { request_id, signature } => {
+            Event::ClassUnload { request_id: *request_id, signature: signature.clone() }
+        }
+        RawEvent::Breakpoint { request_id, thread: t, method, index } => {
+            Event::Breakpoint { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
+        }
+        RawEvent::SingleStep { request_id, thread: t, method, index } => {
+            Event::SingleStep { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
+        }
+        RawEvent::MethodEntry { request_id, thread: t, method, index } => {
+            Event::MethodEntry { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
+        }
+        RawEvent::MethodExit { request_id, thread: t, method, index } => {
+            Event::MethodExit { request_id: *request_id, thread: thread(t)?, location: at(method, index)? }
+        }
+        RawEvent::MethodExitWithReturnValue { request_id, thread: t, method, index, value: v } => {
+            Event::MethodExitWithReturnValue {
+                request_id: *request_id,
+                thread: thread(t)?,
+                location: at(method, index)?,
+                value: value(agent, jni, v)?,
+            }
+        }
+        RawEvent::MonitorContendedEnter { request_id, thread: t, object, method, index } => {
+            Event::MonitorContendedEnter {
+                request_id: *request_id,
+                thread: thread(t)?,
+                object: agent.tagged_object(jni, object.0)?,
+                location: at(method, index)?,
+            }
+        }
+        RawEvent::MonitorContendedEntered { request_id, thread: t, object, method, index } => {
+            Event::MonitorContendedEntered {
+                request_id: *request_id,
+                thread: thread(t)?,
+                object: agent.tagged_object(jni, object.0)?,
+                location: at(method, index)?,
+            }
+        }
+        RawEvent::MonitorWait { request_id, thread: t, object, method, index, timeout } => Event::MonitorWait {
+            request_id: *request_id,
+            thread: thread(t)?,
+            object: agent.tagged_object(jni, object.0)?,
+            location: at(method, index)?,
+            timeout: *timeout,
+        },
+        RawEvent::MonitorWaited { request_id, thread: t, object, method, index, timed_out } => Event::MonitorWaited {
+            request_id: *request_id,
+            thread: thread(t)?,
+            object: agent.tagged_object(jni, object.0)?,
+            location: at(method, index)?,
+            timed_out: *timed_out,
+        },
+        RawEvent::Exception { request_id, thread: t, method, index, exception, catch } => Event::Exception {
+            request_id: *request_id,
+            thread: thread(t)?,
+            location: at(method, index)?,
+            exception: agent.tagged_object(jni, exception.0)?,
+            catch_location: match catch {
+                Some((m, i)) => at(m, i)?,
+                None => NO_LOCATION,
+            },
+        },
+        RawEvent::FieldAccess { request_id, thread: t, method, index, field_class, field, object } => {
+            let (ref_type_tag, type_id, field_id) = field_ids(agent, jni, *field_class, *field)?;
+            Event::FieldAccess {
+                request_id: *request_id,
+                thread: thread(t)?,
+                location: at(method, index)?,
+                ref_type_tag,
+                type_id,
+                field_id,
+                object: tagged(agent, jni, *object)?,
+            }
+        }
+        RawEvent::FieldModification { request_id, thread: t, method, index, field_class, field, object, value: v } => {
+            let (ref_type_tag, type_id, field_id) = field_ids(agent, jni, *field_class, *field)?;
+            Event::FieldModification {
+                request_id: *request_id,
+                thread: thread(t)?,
+                location: at(method, index)?,
+                ref_type_tag,
+                type_id,
+                field_id,
+                object: tagged(agent, jni, *object)?,
+                value_to_be: value(agent, jni, v)?,
+            }
+        }
+    })
+}
