@@ -2,7 +2,8 @@
 //! events costs the program time, never memory.
 //!
 //! Every event a callback hands to the helper is counted in ([`Backlog::add`]) and counted out
-//! once the helper has sent or dropped it ([`Backlog::take`]). An application thread whose event
+//! once the helper has sent or dropped it ([`Backlog::take`]); the agent's one backlog is part of
+//! its [`crate::gate::Gate`], which counts through it. An application thread whose event
 //! suspends nothing (policy `NONE`), and that thus would not wait for it, hands it over and then,
 //! if the backlog is past [`CAP`], waits until the helper has brought it down to [`RESUME_AT`]
 //! (hysteresis, so that a full queue costs one wake-up per half queue, not one per event). The

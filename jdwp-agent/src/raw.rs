@@ -5,7 +5,7 @@
 //!
 //! The raw form exists because a callback runs on an application thread, which may not do the ID
 //! work (it takes agent locks across VM calls, see [`crate::agent`]); it only pins what the event
-//! names.
+//! names. The protocol's own `Event` cannot carry this form: its IDs are what the conversion makes.
 
 use jdwp_protocol::commands::event::Event;
 use jdwp_protocol::{ErrorCode, Location, MethodId, ReferenceTypeId, TypeTag, Value};

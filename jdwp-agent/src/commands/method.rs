@@ -96,7 +96,7 @@ pub fn bytecodes(agent: &Agent, cmd: Bytecodes) -> Result<BytecodesReply, ErrorC
 
 pub fn is_obsolete(agent: &Agent, cmd: IsObsolete) -> Result<IsObsoleteReply, ErrorCode> {
     // Method ID 0 is how locations in obsolete methods name their method (see
-    // `event_helper::location`): obsolete, as the JDK's agent answers (nsk/jdwp isobsolete002).
+    // `raw::location`): obsolete, as the JDK's agent answers (nsk/jdwp isobsolete002).
     if cmd.method_id == MethodId::NULL {
         let jni = agent.jni()?;
         let class = agent.class(jni, cmd.ref_type)?;
