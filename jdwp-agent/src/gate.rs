@@ -448,6 +448,48 @@ mod tests {
     }
 
     #[test]
+    fn holds_and_resumes_racing_the_helper_lose_no_composite_and_no_wake_up() {
+        // A helper on its own thread, as `event_helper::run` reads the inbox, against a command
+        // loop that holds, releases, suspends all and resumes while composites come: every one
+        // must come out, in order (a lost wake-up would leave the helper asleep and the join
+        // hanging).
+        const N: u32 = 2000;
+        for round in 0..20 {
+            let gate = std::sync::Arc::new(Gate::<u32>::new());
+            let inbox = gate.take_inbox().unwrap();
+            let helper = {
+                let gate = gate.clone();
+                std::thread::spawn(move || {
+                    let mut sent = Vec::new();
+                    while sent.len() < N as usize {
+                        match inbox.recv(None) {
+                            Ok(Inbound::Job(c)) => sent.extend(gate.offer(c)),
+                            Ok(Inbound::Wake) => {}
+                            Err(_) => break,
+                        }
+                        sent.extend(std::iter::from_fn(|| gate.next()));
+                    }
+                    sent
+                })
+            };
+            for i in 0..N {
+                gate.send(i).unwrap();
+                match (i + round) % 13 {
+                    0 => gate.hold(),
+                    3 => gate.suspended_all(),
+                    5 => gate.release(),
+                    8 => gate.resumed(),
+                    _ => {}
+                }
+            }
+            gate.release();
+            gate.resumed();
+            let sent = helper.join().unwrap();
+            assert_eq!(sent, (0..N).collect::<Vec<_>>(), "round {round}");
+        }
+    }
+
+    #[test]
     fn composites_of_a_session_that_ended_are_not_current() {
         let gate = Gate::<u32>::new();
         let tag = gate.session();
