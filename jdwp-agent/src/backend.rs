@@ -2,7 +2,7 @@
 //! local frame; a debugger leaving undoes everything it set up.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use jdwp_protocol::commands::virtual_machine as vm;
 use jdwp_protocol::{Command, ErrorCode};
@@ -29,11 +29,18 @@ fn trace_command(name: &'static str) {
     }
 }
 
-/// The exit code `VirtualMachine.Exit` asked for, applied once its reply is written.
-static PENDING_EXIT: AtomicI32 = AtomicI32::new(i32::MIN);
+/// The exit code `VirtualMachine.Exit` asked for, applied once its reply is written: any `i32`
+/// (`i32::MIN` included, a fuzzer's find), or [`NO_EXIT`], which no `i32` widens to.
+static PENDING_EXIT: AtomicI64 = AtomicI64::new(NO_EXIT);
+const NO_EXIT: i64 = i64::MIN;
 
 pub(crate) fn exit_after_reply(code: i32) {
-    PENDING_EXIT.store(code, Ordering::SeqCst);
+    PENDING_EXIT.store(i64::from(code), Ordering::SeqCst);
+}
+
+/// The code to exit with after this reply, if `Exit` asked for one.
+fn pending_exit() -> Option<i32> {
+    i32::try_from(PENDING_EXIT.load(Ordering::SeqCst)).ok()
 }
 
 impl Backend for AgentBackend {
@@ -92,8 +99,7 @@ impl Backend for AgentBackend {
 
     fn after_reply(&self, set: u8, cmd: u8) {
         if (set, cmd) == (vm::SET, <vm::Exit as Command>::CMD) {
-            let code = PENDING_EXIT.load(Ordering::SeqCst);
-            if code != i32::MIN {
+            if let Some(code) = pending_exit() {
                 std::process::exit(code);
             }
         }

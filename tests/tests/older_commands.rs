@@ -181,11 +181,18 @@ fn held_suspend_all_event_lets_the_program_go_when_the_debugger_disposes() {
 
 #[test]
 fn exit_ends_the_vm_with_the_code_asked_for() {
-    for (name, agent) in test_rig::wire::both_agents() {
-        let (jvm, mut s, _) = demo_prepared(agent);
-        // The VM may exit before or after the reply is written; either is what the spec allows.
-        let _ = s.send(&vm::Exit { exit_code: 42 });
-        let status = jvm.wait_for_exit(TIMEOUT).expect("the VM exits");
-        assert_eq!(status.code(), Some(42), "{name}: {status:?}\n{}", jvm.output_text());
+    // Any i32 is an exit code: i32::MIN once meant "no exit pending" in our agent, which answered
+    // the command and left the VM running (fuzz/corpus/exit-code-i32-min-ignored.txt). The process
+    // status is the code's low byte, as for exit(3).
+    for code in [42, -1, i32::MIN] {
+        for (name, agent) in test_rig::wire::both_agents() {
+            let (jvm, mut s, _) = demo_prepared(agent);
+            // The VM may exit before or after the reply is written; either is what the spec allows.
+            let _ = s.send(&vm::Exit { exit_code: code });
+            let status = jvm
+                .wait_for_exit(TIMEOUT)
+                .unwrap_or_else(|| panic!("{name}: Exit({code}) left the VM running\n{}", jvm.output_text()));
+            assert_eq!(status.code(), Some(code & 0xff), "{name}, Exit({code}): {status:?}\n{}", jvm.output_text());
+        }
     }
 }
