@@ -10,7 +10,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::format::{LocInfo, loc_info};
 use crate::out::Style;
 use crate::record;
-use crate::session::{Session, Waited};
+use crate::session::{CONNECT_TIMEOUT, Session, Waited};
 
 /// What processing one event set did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +64,30 @@ impl Session {
                         return;
                     }
                 }
+            }
+        }
+    }
+
+    /// After attaching: a VM that is suspended (started with `suspend=y`) has its VM start event
+    /// coming; take it, and stop there as jdb does.
+    pub(crate) async fn settle_after_connect(&mut self) {
+        let Some(vm) = self.vm().cloned() else { return };
+        let mut suspended = false;
+        if let Ok(threads) = vm.all_threads().await {
+            for t in threads {
+                if t.is_suspended().await.unwrap_or(false) {
+                    suspended = true;
+                    break;
+                }
+            }
+        }
+        if suspended {
+            self.stop_on_vm_start = true;
+            let waited = self.wait_for_stop(Some(CONNECT_TIMEOUT), false).await;
+            self.stop_on_vm_start = false;
+            if waited == Waited::TimedOut {
+                // Suspended by someone else: treat it as stopped where it is.
+                self.out.line("The VM is suspended.");
             }
         }
     }

@@ -165,6 +165,7 @@ async fn debug(mut opts: Options) -> i32 {
         out.flush();
         return 1;
     }
+    session.settle_after_connect().await;
     if opts.launch_now && session.target.launches() {
         session.run_command("").await;
     }

@@ -29,6 +29,11 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
             }
         }
     }
+    // Macros and items of the root (`crate::record!`) are not modules.
+    let modules: BTreeSet<String> = graph.keys().cloned().collect();
+    for deps in graph.values_mut() {
+        deps.retain(|d| modules.contains(d));
+    }
     graph
 }
 

@@ -154,7 +154,8 @@ impl Session {
     }
 
     /// Connects at startup when attaching or listening (launching waits for `run`, or for the
-    /// caller's `run` with `-launch`). Prints jdb's startup lines.
+    /// caller's `run` with `-launch`). Prints jdb's startup lines. The caller then settles the
+    /// connection (`settle_after_connect`: a suspended VM's start event).
     pub async fn startup(&mut self) -> Result<(), String> {
         match self.target.connect.clone() {
             Connect::Launch { .. } => {
@@ -167,7 +168,6 @@ impl Session {
                     .map_err(|e| format!("Unable to attach to target VM at {addr}: {e}"))?;
                 self.connected(vm, None, false).await;
                 self.out.line("Initializing jdb-rs ...");
-                self.settle_after_connect().await;
                 Ok(())
             }
             Connect::AttachShmem(name) => {
@@ -176,7 +176,6 @@ impl Session {
                     .map_err(|e| format!("Unable to attach to target VM at shmem:{name}: {e}"))?;
                 self.connected(vm, None, false).await;
                 self.out.line("Initializing jdb-rs ...");
-                self.settle_after_connect().await;
                 Ok(())
             }
             Connect::ListenShmem(name) => {
@@ -187,7 +186,6 @@ impl Session {
                 let vm = listener.accept(None).await.map_err(|e| format!("Unable to accept a VM connection: {e}"))?;
                 self.connected(vm, None, false).await;
                 self.out.line("Initializing jdb-rs ...");
-                self.settle_after_connect().await;
                 Ok(())
             }
             Connect::Listen(addr) => {
@@ -198,32 +196,7 @@ impl Session {
                 let vm = listener.accept(None).await.map_err(|e| format!("Unable to accept a VM connection: {e}"))?;
                 self.connected(vm, None, false).await;
                 self.out.line("Initializing jdb-rs ...");
-                self.settle_after_connect().await;
                 Ok(())
-            }
-        }
-    }
-
-    /// After attaching: a VM that is suspended (started with `suspend=y`) has its VM start event
-    /// coming; take it, and stop there as jdb does.
-    async fn settle_after_connect(&mut self) {
-        let Some(vm) = self.vm().cloned() else { return };
-        let mut suspended = false;
-        if let Ok(threads) = vm.all_threads().await {
-            for t in threads {
-                if t.is_suspended().await.unwrap_or(false) {
-                    suspended = true;
-                    break;
-                }
-            }
-        }
-        if suspended {
-            self.stop_on_vm_start = true;
-            let waited = self.wait_for_stop(Some(CONNECT_TIMEOUT), false).await;
-            self.stop_on_vm_start = false;
-            if waited == Waited::TimedOut {
-                // Suspended by someone else: treat it as stopped where it is.
-                self.out.line("The VM is suspended.");
             }
         }
     }
