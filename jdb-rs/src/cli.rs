@@ -4,21 +4,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// How to get a VM.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Connect {
-    /// Launch `main` (with `args`) at `run`, or at once with `-launch`. `main` may be given later
-    /// with `run MAIN ARGS`.
-    Launch { main: Option<String>, args: Vec<String> },
-    /// Attach to an agent listening at `[host:]port`.
-    Attach(String),
-    /// Listen at `[host:]port` (`-listenany`: port 0) for an agent to connect.
-    Listen(String),
-    /// `-attach shmem:NAME`: attach over shared memory (`dt_shmem`) to an agent listening as NAME.
-    AttachShmem(String),
-    /// `-listen shmem:NAME`: wait over shared memory for an agent started with `server=n`.
-    ListenShmem(String),
-}
+pub use crate::target::Connect;
 
 /// `shmem:NAME` addresses select the shared-memory transport; the name is checked here so a bad
 /// one is a usage error.
@@ -340,13 +326,13 @@ fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
         attach: String::new(),
         cpu: false,
         alloc: false,
-        alloc_interval: crate::commands::profile_alloc_monitors::DEFAULT_ALLOC_INTERVAL,
+        alloc_interval: crate::profiling::DEFAULT_ALLOC_INTERVAL,
         monitors: false,
         flame: None,
         duration: Duration::from_secs(10),
-        interval: crate::commands::profile::DEFAULT_INTERVAL,
+        interval: crate::profiling::DEFAULT_INTERVAL,
         jvmti_stacks: false,
-        top: crate::commands::profile::DEFAULT_TOP,
+        top: crate::profiling::DEFAULT_TOP,
         json: false,
     };
     let mut attach = None;
@@ -354,7 +340,7 @@ fn parse_profile(args: &[String]) -> Result<Cli, UsageError> {
     let value =
         |i: usize, what: &str| args.get(i).cloned().ok_or_else(|| usage(format!("profile: {what} needs a value")));
     let duration = |text: String, what: &str| {
-        crate::commands::profile::parse_duration(&text)
+        crate::profiling::parse_duration(&text)
             .ok_or_else(|| usage(format!("profile: {what} {text:?} is not a duration (examples: 10s, 500ms, 1ms)")))
     };
     while i < args.len() {

@@ -10,7 +10,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::format::{LocInfo, loc_info};
 use crate::out::Style;
 use crate::record;
-use crate::session::{Session, Waited};
+use crate::session::{CONNECT_TIMEOUT, Session, Waited};
 
 /// What processing one event set did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,6 +64,30 @@ impl Session {
                         return;
                     }
                 }
+            }
+        }
+    }
+
+    /// After attaching: a VM that is suspended (started with `suspend=y`) has its VM start event
+    /// coming; take it, and stop there as jdb does.
+    pub(crate) async fn settle_after_connect(&mut self) {
+        let Some(vm) = self.vm().cloned() else { return };
+        let mut suspended = false;
+        if let Ok(threads) = vm.all_threads().await {
+            for t in threads {
+                if t.is_suspended().await.unwrap_or(false) {
+                    suspended = true;
+                    break;
+                }
+            }
+        }
+        if suspended {
+            self.stop_on_vm_start = true;
+            let waited = self.wait_for_stop(Some(CONNECT_TIMEOUT), false).await;
+            self.stop_on_vm_start = false;
+            if waited == Waited::TimedOut {
+                // Suspended by someone else: treat it as stopped where it is.
+                self.out.line("The VM is suspended.");
             }
         }
     }
@@ -128,17 +152,16 @@ impl Session {
                 }
                 Event::ClassPrepare { ref_type_tag, type_id, .. } => {
                     if let Ok(ty) = vm.reference_type_of_kind(*ref_type_tag, *type_id).await
-                        && !self.resolve_on_prepare(&ty).await
+                        && !self.requests.resolve_on_prepare(&vm, &self.out, &ty).await
                     {
                         headers.push_str("\nStopping due to deferred breakpoint errors.\n");
                         record.insert("event".into(), json!("deferred_breakpoint_errors"));
                         stop = true;
                     }
                 }
-                Event::ThreadDeath { thread, .. } if self.current.as_ref().is_some_and(|c| c.id() == *thread) => {
+                Event::ThreadDeath { thread, .. } if self.position.thread().is_some_and(|c| c.id() == *thread) => {
                     let name = vm.thread(*thread).name().await.map(|n| format!("\"{n}\"")).unwrap_or_default();
-                    self.current = None;
-                    self.frame_index = 0;
+                    self.position.clear_thread();
                     self.out.event(
                         &format!("\nCurrent thread {name} died. Execution continuing...\n"),
                         record! {"type": "event", "event": "current_thread_died"},
@@ -186,7 +209,7 @@ impl Session {
                 }
                 Event::MethodExit { thread, location, .. }
                 | Event::MethodExitWithReturnValue { thread, location, .. } => {
-                    if let Some(m) = &self.at_exit_method {
+                    if let Some(m) = &self.requests.trace_exit_of() {
                         let this = vm.resolve_location(*location).await.ok().map(|l| l.method);
                         if this.as_ref() != Some(m) {
                             continue;
@@ -283,11 +306,9 @@ impl Session {
             return SetOutcome::Resumed;
         }
         // Stopped: the event's thread becomes current, as jdb's `setCurrentThread(eventSet)`.
-        self.current = set.thread();
-        self.frame_index = 0;
-        self.group = None;
+        self.position.stopped(set.thread());
         let (location_text, info) = self.current_location_text().await;
-        if let Some(thread) = &self.current {
+        if let Some(thread) = self.position.thread() {
             record.insert("thread".into(), json!(thread.name().await.unwrap_or_default()));
             record.insert("thread_id".into(), json!(thread.id().0));
         }
@@ -314,7 +335,7 @@ impl Session {
 
     /// jdb's `printCurrentLocation`: the location, its source line, and a blank line.
     pub(crate) async fn current_location_text(&mut self) -> (String, Option<LocInfo>) {
-        let Some(thread) = self.current.clone() else {
+        let Some(thread) = self.position.thread().cloned() else {
             return ("<location unavailable>\n\n".into(), None);
         };
         let frame = match self.current_frame().await {
@@ -352,18 +373,17 @@ impl Session {
 
     /// Runs the `monitor` commands (at every stop).
     async fn run_monitors(&mut self) {
-        let cmds: Vec<String> = self.monitors.iter().map(|(_, c)| c.clone()).collect();
-        for cmd in cmds {
+        for cmd in self.monitors.commands() {
             Box::pin(self.execute_one(&cmd)).await;
         }
     }
 
     /// The VM exited (`died`) or disconnected: says so, as jdb does, and ends the session.
     pub(crate) async fn vm_gone(&mut self, died: bool) {
-        if self.ended {
+        if self.status.ended() {
             return;
         }
-        self.ended = true;
+        self.status.end();
         if let Some(conn) = self.conn.take()
             && let Some(p) = &conn.process
         {
@@ -373,7 +393,7 @@ impl Session {
                 let _ = tokio::time::timeout(Duration::from_secs(5), f).await;
             }
         }
-        self.current = None;
+        self.position.clear_thread();
         let (text, what) = if died {
             ("The application exited", "vm_death")
         } else {

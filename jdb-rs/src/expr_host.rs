@@ -36,11 +36,11 @@ impl Session {
     /// The context of the current frame (or of no frame, for static references).
     pub(crate) async fn eval_ctx(&self) -> Result<Ctx, String> {
         let vm = self.vm().cloned().ok_or("No VM connected")?;
-        let frame = match &self.current {
+        let frame = match self.position.thread() {
             Some(_) => self.current_frame().await.unwrap_or(None),
             None => None,
         };
-        Ok(Ctx { vm, thread: self.current.clone(), frame })
+        Ok(Ctx { vm, thread: self.position.thread().cloned(), frame })
     }
 
     /// Parses and evaluates `src`.

@@ -7,8 +7,9 @@
 //! command, and scripted use (`-c`, `--script`, piped input, `--json`) with meaningful exit
 //! codes: 0 success, 1 a command failed, 2 usage, 3 a deadlock was found.
 //!
-//! Layout: [`cli`] parses the command line; [`session`] holds a debugging session (connection,
-//! current thread and frame, specs) and runs command lines; [`events`] turns VM events into
+//! Layout: [`cli`] parses the command line into a [`target`] and options; [`session`] holds a
+//! debugging session (the connection and parts with one job each: position, requests, sources,
+//! monitors, history, status) and runs command lines; [`events`] turns VM events into
 //! jdb's messages; [`commands`] has one module per command family; [`expr`] lexes, parses and
 //! evaluates jdb's expressions; [`mod@format`] has jdb's output formats and [`out`] the text/JSON
 //! sink; [`repl`] is the rustyline front end, [`script`] the scripted ones. Nothing below
@@ -24,36 +25,26 @@ pub mod flame;
 pub mod format;
 pub mod json;
 pub mod out;
+pub mod profiling;
 pub mod repl;
 pub mod sample;
 pub mod script;
 pub mod session;
 pub mod source;
 pub mod specs;
+pub mod target;
 
 use std::io::IsTerminal;
 
 use cli::{Cli, Options};
 use out::Out;
-use session::{Config, Session};
+use session::{Config, Session, SessionConfig};
+use target::Target;
 
 /// Exit status for a command-line mistake.
 pub const EXIT_USAGE: i32 = 2;
 /// Exit status when `deadlocks` found one.
-pub const EXIT_DEADLOCK: i32 = 3;
-
-impl Session {
-    /// 3 if a deadlock was found, else 1 if a command failed, else 0.
-    pub fn exit_code(&self) -> i32 {
-        if self.deadlocks_found {
-            EXIT_DEADLOCK
-        } else if self.failed {
-            1
-        } else {
-            0
-        }
-    }
-}
+pub use session::EXIT_DEADLOCK;
 
 /// Runs jdb-rs with these arguments (without the program name); returns the exit status.
 pub async fn run(args: Vec<String>) -> i32 {
@@ -167,15 +158,19 @@ async fn debug(mut opts: Options) -> i32 {
         },
         None => opts.commands.clone(),
     };
-    let mut session = Session::new(&opts, out.clone(), Config { interactive, timeout: opts.timeout });
-    if let Err(e) = session.startup(opts.launch_now).await {
+    let mut session = Session::new(session_config(&opts, interactive), out.clone());
+    if let Err(e) = session.startup().await {
         out.error(e);
         out.finish_record("startup");
         out.flush();
         return 1;
     }
+    session.settle_after_connect().await;
+    if opts.launch_now && session.target.launches() {
+        session.run_command("").await;
+    }
     if out.finish_command_failed_silently() {
-        session.failed = true;
+        session.status.fail();
     }
     out.finish_record("startup");
     match script_lines {
@@ -190,6 +185,15 @@ async fn debug(mut opts: Options) -> i32 {
     session.detach().await;
     out.flush();
     session.exit_code()
+}
+
+/// What the session takes from the command line.
+fn session_config(opts: &Options, interactive: bool) -> SessionConfig {
+    SessionConfig {
+        target: Target::new(opts.connect.clone(), opts.classpath.clone(), opts.jvm_options.clone(), opts.agent.clone()),
+        sourcepath: opts.sourcepath.clone(),
+        config: Config { interactive, timeout: opts.timeout },
+    }
 }
 
 /// `jdb-rs deadlocks --attach ADDR [--json]`.

@@ -219,7 +219,7 @@ pub async fn run(session: &mut Session) -> bool {
                 },
                 set = session.next_event_set() => {
                     session.handle_async(set).await;
-                    if session.ended {
+                    if session.status.ended() {
                         // The editor thread still owns the terminal; put it back and go.
                         session.out.flush();
                         if let Some(t) = &terminal {
@@ -243,7 +243,7 @@ pub async fn run(session: &mut Session) -> bool {
                         let _ = ed.save_history(h);
                     }
                 }
-                if session.execute_line(&line).await == Flow::Quit || session.ended {
+                if session.execute_line(&line).await == Flow::Quit || session.status.ended() {
                     return true;
                 }
             }

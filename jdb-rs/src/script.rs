@@ -10,10 +10,10 @@ use crate::session::{Flow, Session};
 pub async fn run_commands(session: &mut Session, commands: &[String]) {
     for cmd in commands {
         session.drain_pending_events().await;
-        if session.ended {
+        if session.status.ended() {
             break;
         }
-        if session.execute_line(cmd).await == Flow::Quit || session.ended {
+        if session.execute_line(cmd).await == Flow::Quit || session.status.ended() {
             break;
         }
     }
@@ -29,7 +29,7 @@ pub async fn run_stdin(session: &mut Session) {
             line = lines.next_line() => line,
             set = session.next_event_set() => {
                 session.handle_async(set).await;
-                if session.ended {
+                if session.status.ended() {
                     return;
                 }
                 continue;
@@ -37,7 +37,7 @@ pub async fn run_stdin(session: &mut Session) {
         };
         match line {
             Ok(Some(line)) => {
-                if session.execute_line(&line).await == Flow::Quit || session.ended {
+                if session.execute_line(&line).await == Flow::Quit || session.status.ended() {
                     return;
                 }
                 session.print_prompt().await;

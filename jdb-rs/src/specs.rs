@@ -5,7 +5,6 @@
 use jdi::{EventRequest, Location, ReferenceType, RequestHandle, SuspendPolicy, VirtualMachine};
 
 use crate::format::{group_int, is_java_identifier, is_valid_class_name};
-use crate::session::Session;
 use jdi::protocol::ThreadId;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -267,122 +266,6 @@ pub fn parse_location(text: &str) -> Result<Spec, String> {
     }
     Spec::check_pattern(class)?;
     Ok(Spec::method(class, method, args))
-}
-
-impl Session {
-    /// jdb's `resolveNow`: adds the spec and sets it if a matching class is loaded, or defers it.
-    /// Returns false when it could not be set.
-    pub(crate) async fn add_spec(&mut self, mut spec: Spec) -> bool {
-        let Some(vm) = self.vm().cloned() else {
-            self.out.line(format!("Deferring {}.\nIt will be set after the class is loaded.", spec.describe()));
-            self.specs.push(spec);
-            return true;
-        };
-        match self.resolve_eagerly(&vm, &mut spec).await {
-            Ok(true) => {
-                self.out.line(format!("Set {}", spec.describe()));
-                self.specs.push(spec);
-                true
-            }
-            Ok(false) => {
-                self.out.line(format!("Deferring {}.\nIt will be set after the class is loaded.", spec.describe()));
-                self.specs.push(spec);
-                true
-            }
-            Err(e) => {
-                self.out.error(format!("Unable to set {} : {e}", spec.describe()));
-                if let Some(p) = spec.prepare.take() {
-                    let _ = p.delete().await;
-                }
-                false
-            }
-        }
-    }
-
-    /// Sets the spec in every loaded matching class; stands a class-prepare request by for
-    /// classes still to come (always, for patterns). Ok(true) when set somewhere.
-    async fn resolve_eagerly(&self, vm: &VirtualMachine, spec: &mut Spec) -> Result<bool, String> {
-        let types: Vec<ReferenceType> = if spec.is_unique() {
-            vm.classes_by_name(&spec.pattern).await.map_err(|e| e.to_string())?
-        } else {
-            vm.all_classes().await.map_err(|e| e.to_string())?.into_iter().filter(|t| spec.matches(&t.name())).collect()
-        };
-        for ty in &types {
-            let handle = spec.resolve_in(vm, ty).await?;
-            spec.resolved.push(handle);
-            if spec.is_unique() {
-                break;
-            }
-        }
-        if (!spec.is_resolved() || !spec.is_unique()) && spec.prepare.is_none() {
-            let prepare = EventRequest::class_prepare(&spec.pattern).suspend(SuspendPolicy::All);
-            let handle = vm.create_event_request(prepare);
-            handle.enable().await.map_err(|e| e.to_string())?;
-            spec.prepare = Some(handle);
-        }
-        Ok(spec.is_resolved())
-    }
-
-    /// On connecting: tries every deferred spec (jdb's `resolveAll`).
-    pub(crate) async fn resolve_all_specs(&mut self) {
-        let Some(vm) = self.vm().cloned() else { return };
-        let mut specs = std::mem::take(&mut self.specs);
-        for spec in &mut specs {
-            if spec.is_resolved() && spec.is_unique() {
-                // jdb says so again for specs set already (`Set deferred uncaught java.lang.Throwable`).
-                self.out.line(format!("Set deferred {}", spec.describe()));
-                continue;
-            }
-            if let Ok(true) = self.resolve_eagerly(&vm, spec).await {
-                self.out.line(format!("Set deferred {}", spec.describe()));
-            }
-        }
-        self.specs = specs;
-    }
-
-    /// A class was prepared: sets the specs waiting for it. Returns false if one could not be set
-    /// (jdb then stops).
-    pub(crate) async fn resolve_on_prepare(&mut self, ty: &ReferenceType) -> bool {
-        let Some(vm) = self.vm().cloned() else { return true };
-        let name = ty.name();
-        let mut ok = true;
-        let mut specs = std::mem::take(&mut self.specs);
-        for spec in &mut specs {
-            if !spec.matches(&name) || (spec.is_unique() && spec.is_resolved()) {
-                continue;
-            }
-            match spec.resolve_in(&vm, ty).await {
-                Ok(handle) => {
-                    spec.resolved.push(handle);
-                    self.out.line(format!("Set deferred {}", spec.describe()));
-                    if spec.is_unique()
-                        && let Some(p) = spec.prepare.take()
-                    {
-                        let _ = p.delete().await;
-                    }
-                }
-                Err(e) => {
-                    self.out.error(format!("Unable to set deferred {} : {e}", spec.describe()));
-                    ok = false;
-                }
-            }
-        }
-        self.specs = specs;
-        ok
-    }
-
-    /// Deletes the spec equal to `proto` (its requests too). Returns whether there was one.
-    pub(crate) async fn delete_spec(&mut self, proto: &Spec) -> bool {
-        let Some(i) = self.specs.iter().position(|s| s.same(proto)) else { return false };
-        let spec = self.specs.remove(i);
-        for h in spec.resolved {
-            let _ = h.delete().await;
-        }
-        if let Some(p) = spec.prepare {
-            let _ = p.delete().await;
-        }
-        true
-    }
 }
 
 #[cfg(test)]

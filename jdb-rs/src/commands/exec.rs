@@ -21,7 +21,7 @@ impl Session {
 
     /// `run [class [args]]`: launches the VM (or, attached, continues it).
     pub(crate) async fn run_command(&mut self, args: &str) -> Flow {
-        let launching = matches!(self.connect, crate::cli::Connect::Launch { .. });
+        let launching = self.target.launches();
         if !launching {
             if args.is_empty() {
                 return self.cmd_cont().await;
@@ -33,20 +33,17 @@ impl Session {
             self.out.error("VM already running. Use 'cont' to continue after events.");
             return Flow::Continue;
         }
-        if self.ended {
+        if self.status.ended() {
             self.out.error("The VM has exited; start jdb-rs again to run it again.");
             return Flow::Continue;
         }
-        if !args.is_empty() {
-            let mut words = args.split_whitespace().map(String::from);
-            self.launch.main = words.next();
-            self.launch.args = words.collect();
-        }
-        let Some(main) = self.launch.main.clone() else {
-            self.out.error("Main class and arguments must be specified");
-            return Flow::Continue;
+        let shown = match self.target.run_line(args) {
+            Ok(shown) => shown,
+            Err(e) => {
+                self.out.error(e);
+                return Flow::Continue;
+            }
         };
-        let shown = std::iter::once(main).chain(self.launch.args.iter().cloned()).collect::<Vec<_>>().join(" ");
         self.out.line(format!("run {shown}"));
         self.out.flush();
         if let Err(e) = self.launch_vm().await {
@@ -59,7 +56,7 @@ impl Session {
     }
 
     pub(crate) async fn cmd_cont(&mut self) -> Flow {
-        if self.current.is_none() {
+        if self.position.thread().is_none() {
             self.out.error("Nothing suspended.");
             return Flow::Continue;
         }
@@ -74,7 +71,7 @@ impl Session {
     }
 
     async fn step(&mut self, size: StepSize, depth: StepDepth, excludes: bool) {
-        let Some(thread) = self.current.clone() else {
+        let Some(thread) = self.position.thread().cloned() else {
             self.out.error("Nothing suspended.");
             return;
         };
@@ -85,8 +82,7 @@ impl Session {
                 let _ = old.delete().await;
             }
         }
-        let no_excludes: Vec<String> = Vec::new();
-        let excl = if excludes { &self.excludes } else { &no_excludes };
+        let excl = if excludes { self.requests.excludes() } else { &[] };
         let request = step_request(&thread, size, depth, excl);
         if let Err(e) = vm.enable_request(&request).await {
             self.out.error(format!("Unable to step: {e}"));
@@ -154,8 +150,8 @@ impl Session {
         for token in args.split_whitespace() {
             match self.thread_by_token(token).await {
                 Ok(t) => {
-                    if self.current.as_ref() == Some(&t) {
-                        self.frame_index = 0;
+                    if self.position.thread() == Some(&t) {
+                        self.position.top_frame();
                     }
                     if let Err(e) = t.resume().await {
                         self.out.error(format!("Unable to resume {token}: {e}"));
@@ -236,21 +232,21 @@ impl Session {
                 Err(e) => return self.out.error(e),
             }
         };
-        let previous = self.current.replace(thread.clone());
+        let previous = self.position.swap_thread(thread.clone());
         let frame = match self.current_frame().await {
             Ok(Some(f)) => f,
             Ok(None) => {
-                self.current = previous;
+                self.position.restore(previous);
                 return self.out.error("No frames on the current call stack");
             }
             Err(e) => {
-                self.current = previous;
+                self.position.restore(previous);
                 return self.out.error(e);
             }
         };
         match thread.pop_frames(&frame).await {
             Ok(()) => {
-                self.frame_index = 0;
+                self.position.top_frame();
                 if reenter {
                     self.step(StepSize::Min, StepDepth::Into, true).await;
                 }

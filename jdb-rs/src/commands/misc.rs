@@ -3,7 +3,6 @@
 use serde_json::json;
 
 use crate::session::{Flow, Session};
-use crate::source::SourcePath;
 
 pub const HELP: &str = "** command list **
 run [class [args]]        -- start execution of application's main class
@@ -156,22 +155,19 @@ impl Session {
         if rest.is_empty() {
             self.out.line(self.sources.display());
         } else {
-            self.sources = SourcePath::new(rest);
-            self.sourcepath_given = true;
+            self.sources.set(rest);
         }
     }
 
     pub(crate) fn cmd_monitor(&mut self, rest: &str) {
         let rest = rest.trim();
         if rest.is_empty() {
-            let listed: Vec<String> = self.monitors.iter().map(|(n, c)| format!("{n}: {c}")).collect();
-            for l in listed {
+            for l in self.monitors.listed() {
                 self.out.line(l);
             }
             return;
         }
-        self.monitor_count += 1;
-        self.monitors.push((self.monitor_count, rest.to_string()));
+        self.monitors.add(rest);
     }
 
     pub(crate) fn cmd_unmonitor(&mut self, args: &str) {
@@ -181,11 +177,8 @@ impl Session {
         let Ok(n) = args.parse::<u32>() else {
             return self.out.error(format!("Not a monitor number: '{args}'"));
         };
-        match self.monitors.iter().position(|(m, _)| *m == n) {
-            Some(i) => {
-                let (m, c) = self.monitors.remove(i);
-                self.out.line(format!("Unmonitoring {m}: {c} "));
-            }
+        match self.monitors.remove(n) {
+            Some(c) => self.out.line(format!("Unmonitoring {n}: {c} ")),
             None => self.out.error(format!("No monitor numbered: {n}")),
         }
     }
@@ -217,9 +210,9 @@ impl Session {
 
     pub(crate) fn cmd_repeat(&mut self, args: &str) {
         match args.to_lowercase().as_str() {
-            "" => self.out.line(if self.repeat { "Repeat is on" } else { "Repeat is off" }),
-            "on" => self.repeat = true,
-            "off" => self.repeat = false,
+            "" => self.out.line(if self.history.repeat() { "Repeat is on" } else { "Repeat is off" }),
+            "on" => self.history.set_repeat(true),
+            "off" => self.history.set_repeat(false),
             _ => self.out.error("Usage: repeat <on|off>"),
         }
     }
@@ -238,7 +231,7 @@ impl Session {
                     self.out.line("No deadlock found.");
                 } else {
                     self.out.line(format!("Found {} deadlock(s).", cycles.len()));
-                    self.deadlocks_found = true;
+                    self.status.found_deadlock();
                 }
                 self.out.data("deadlocks", super::profile::deadlocks_json(&cycles));
                 return;
@@ -255,7 +248,7 @@ impl Session {
                     self.out.line("No deadlock found.");
                 } else {
                     self.out.line(format!("Found {} deadlock(s).", found.len()));
-                    self.deadlocks_found = true;
+                    self.status.found_deadlock();
                 }
                 self.out.data("deadlocks", crate::json::deadlocks(&found));
             }

@@ -19,7 +19,7 @@ mod requests;
 mod stack;
 mod types;
 
-use crate::session::{Flow, Session};
+use crate::session::{Flow, Next, Session};
 
 /// `(name, works before the VM is connected)`, as jdb's `commandList`, plus `deadlocks`,
 /// `heap` and `profile`.
@@ -86,9 +86,6 @@ pub const COMMANDS: &[(&str, bool)] = &[
     ("wherei", false),
 ];
 
-/// Commands that `repeat on` repeats on an empty line (jdb's `REPEATABLE`).
-const REPEATABLE: &[&str] = &["up", "down", "step", "stepi", "next", "cont", "list", "pop", "reenter"];
-
 /// Splits `cmd rest`, keeping `rest` as typed (jdb prints `print`'s expression with its
 /// leading space: ` x = 1`).
 pub fn split_command(line: &str) -> (&str, &str) {
@@ -103,33 +100,20 @@ impl Session {
     /// Runs one line as typed: `!!` (repeat the last line, with what follows appended), an
     /// empty line (repeats the last repeatable command with `repeat on`), or a command.
     pub async fn execute_line(&mut self, line: &str) -> Flow {
-        let mut line = line.trim_end_matches(['\n', '\r']).to_string();
-        if line.trim_start().starts_with("!!") {
-            match &self.last_line {
-                Some(last) => {
-                    line = format!("{last}{}", &line.trim_start()[2..]);
+        match self.history.next(line) {
+            Next::Run { line, echo } => {
+                if echo {
                     self.out.line(line.clone());
                 }
-                None => {
-                    self.out.error("No previous command to repeat.");
-                    self.failed = true;
-                    return Flow::Continue;
-                }
+                self.execute_one(&line).await
+            }
+            Next::Nothing => Flow::Continue,
+            Next::NoPrevious => {
+                self.out.error("No previous command to repeat.");
+                self.status.fail();
+                Flow::Continue
             }
         }
-        if line.trim().is_empty() {
-            if self.repeat
-                && let Some(last) = self.last_line.clone()
-            {
-                let (cmd, _) = split_command(&last);
-                if REPEATABLE.contains(&cmd.to_lowercase().as_str()) {
-                    return self.execute_one(&last).await;
-                }
-            }
-            return Flow::Continue;
-        }
-        self.last_line = Some(line.clone());
-        self.execute_one(&line).await
     }
 
     /// Runs one command (with jdb's `N command` repetition and `#` comments).
@@ -143,7 +127,7 @@ impl Session {
                 Ok(n) => {
                     let sub = rest.trim().to_string();
                     for _ in 0..n {
-                        if Box::pin(self.execute_one(&sub)).await == Flow::Quit || self.ended {
+                        if Box::pin(self.execute_one(&sub)).await == Flow::Quit || self.status.ended() {
                             return Flow::Quit;
                         }
                     }
@@ -163,9 +147,9 @@ impl Session {
                 Flow::Continue
             }
             Some((_, offline_ok)) if !offline_ok && !self.is_connected() => {
-                if self.ended {
+                if self.status.ended() {
                     self.out.error("The VM is no longer connected.");
-                } else if matches!(self.connect, crate::cli::Connect::Launch { .. }) {
+                } else if self.target.launches() {
                     self.out
                         .error(format!("Command '{name}' is not valid until the VM is started with the 'run' command"));
                 } else {
@@ -176,12 +160,12 @@ impl Session {
             Some(_) => self.dispatch(&name, rest).await,
         };
         self.finish(line, &name);
-        if self.ended { Flow::Quit } else { flow }
+        if self.status.ended() { Flow::Quit } else { flow }
     }
 
     fn finish(&mut self, line: &str, name: &str) {
         if self.out.finish_command(line.trim(), name) {
-            self.failed = true;
+            self.status.fail();
         }
     }
 

@@ -16,6 +16,7 @@ use jdi::profiler::{
 use jdi::{JdiError, VirtualMachine};
 use serde_json::{Value as Json, json};
 
+use crate::profiling::{DEFAULT_INTERVAL, DEFAULT_TOP, parse_duration};
 use crate::session::Session;
 
 /// The arguments of `profile cpu start`: an interval (default [`DEFAULT_INTERVAL`]) and the word
@@ -41,31 +42,10 @@ pub fn parse_cpu_start(words: &[&str]) -> Result<(Duration, i32), String> {
     Ok((interval.unwrap_or(DEFAULT_INTERVAL), flags))
 }
 
-/// Sampling interval when none is given (HPROF's default was 10 ms too).
-pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(10);
-/// Traces listed by `profile report` when no count is given.
-pub const DEFAULT_TOP: usize = 20;
-
 const PROFILE_USAGE: &str = "Usage: profile cpu start [interval] [jvmti] | profile cpu stop | profile report [count] | \
      profile alloc start [interval-bytes] | profile alloc stop | profile monitors start | profile monitors stop | \
      profile flame <file.svg> [cpu|alloc]";
 const HEAP_USAGE: &str = "Usage: heap histo [live] [count] | heap dump <file> [live]";
-
-/// `10ms`, `1s`, `500us`, `2m`; a bare number is seconds.
-pub fn parse_duration(text: &str) -> Option<Duration> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let value: f64 = number.parse().ok()?;
-    let seconds = match unit {
-        "" | "s" => value,
-        "ms" => value / 1e3,
-        "us" | "µs" => value / 1e6,
-        "m" | "min" => value * 60.0,
-        _ => return None,
-    };
-    (seconds.is_finite() && seconds > 0.0).then(|| Duration::from_secs_f64(seconds))
-}
 
 /// `pkg.Class.method(File.java:12)`, as HPROF and stack traces print a frame.
 pub fn frame_text(frame: &FrameInfo) -> String {
@@ -414,17 +394,6 @@ mod tests {
             source_file: format!("{}.java", class.rsplit('/').next().unwrap()),
             line,
         }
-    }
-
-    #[test]
-    fn durations_take_units() {
-        assert_eq!(parse_duration("10ms"), Some(Duration::from_millis(10)));
-        assert_eq!(parse_duration("500us"), Some(Duration::from_micros(500)));
-        assert_eq!(parse_duration("2"), Some(Duration::from_secs(2)));
-        assert_eq!(parse_duration("1m"), Some(Duration::from_secs(60)));
-        assert_eq!(parse_duration("0"), None);
-        assert_eq!(parse_duration("10 parsecs"), None);
-        assert_eq!(parse_duration(""), None);
     }
 
     #[test]

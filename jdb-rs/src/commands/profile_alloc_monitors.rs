@@ -15,12 +15,8 @@ use serde_json::{Value as Json, json};
 
 use super::profile::frame_text;
 use crate::flame::{FlameOptions, FoldedStack, render_svg};
+use crate::profiling::DEFAULT_ALLOC_INTERVAL;
 use crate::session::Session;
-
-/// Bytes between allocation samples when none is given: JVMTI's default, 512 KiB. Each sample
-/// takes a stack, so denser sampling costs in proportion (see BENCHMARKS.md: at 32 KiB an
-/// allocation-bound program ran about twice as long); ask for less with `profile alloc start N`.
-pub const DEFAULT_ALLOC_INTERVAL: i32 = 512 * 1024;
 
 const MORE_USAGE: &str = "Usage: profile alloc start [interval-bytes] | profile alloc stop | profile monitors start | \
      profile monitors stop | profile flame <file.svg> [cpu|alloc]";

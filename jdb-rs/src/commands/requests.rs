@@ -16,9 +16,16 @@ const STOP_USAGE: &str = "Usage: stop [go|thread] [<thread_id>] <at|in> <locatio
     <class_id>.<method>[(argument_type,...)]";
 
 impl Session {
+    /// Adds a spec (set now, or deferred until its class loads).
+    async fn add_spec(&mut self, spec: Spec) -> bool {
+        let vm = self.conn.as_ref().map(|c| &c.vm);
+        self.requests.add_spec(vm, &self.out, spec).await
+    }
+
     fn list_specs(&mut self, breakpoints: bool) {
         let listed: Vec<String> = self
-            .specs
+            .requests
+            .specs()
             .iter()
             .filter(|s| if breakpoints { s.is_breakpoint() } else { s.is_exception() })
             .map(Spec::describe)
@@ -80,7 +87,7 @@ impl Session {
         };
         spec.suspend = policy;
         spec.thread = thread;
-        if self.specs.iter().any(|s| s.same(&spec)) {
+        if self.requests.has_spec(&spec) {
             self.out.line(format!("Breakpoint already set: {}", spec.describe()));
             return;
         }
@@ -100,7 +107,7 @@ impl Session {
                 return;
             }
         };
-        if self.delete_spec(&spec).await {
+        if self.requests.delete_spec(&spec).await {
             self.out.line(format!("Removed: {}", spec.describe()));
         } else {
             self.out.error(format!("Not found: {}", spec.describe()));
@@ -132,11 +139,11 @@ impl Session {
         }
         let spec = Spec::exception(pattern, caught, uncaught);
         if catch {
-            if self.specs.iter().any(|s| s.same(&spec)) {
+            if self.requests.has_spec(&spec) {
                 return self.out.line(format!("Already set: {}", spec.describe()));
             }
             self.add_spec(spec).await;
-        } else if self.delete_spec(&spec).await {
+        } else if self.requests.delete_spec(&spec).await {
             self.out.line(format!("Removed: {}", spec.describe()));
         } else {
             self.out.error(format!("Not found: {}", spec.describe()));
@@ -190,7 +197,7 @@ impl Session {
             spec.suspend = policy;
             if watch {
                 self.add_spec(spec).await;
-            } else if self.delete_spec(&spec).await {
+            } else if self.requests.delete_spec(&spec).await {
                 self.out.line(format!("Removed: {}", spec.describe()));
             } else {
                 self.out.error(format!("Not found: {}", spec.describe()));
@@ -201,7 +208,7 @@ impl Session {
     /// `trace [go] methods [thread]`, `trace [go] method exit|exits [thread]`, `trace`.
     pub(crate) async fn cmd_trace(&mut self, args: &str) {
         if args.is_empty() {
-            if let Some(t) = self.trace_command.clone() {
+            if let Some(t) = self.requests.trace_command() {
                 self.out.line(t);
             } else {
                 self.out.line("trace not in effect");
@@ -221,12 +228,6 @@ impl Session {
         }
         let Some(vm) = self.vm().cloned() else { return };
         let can_values = vm.can_get_method_return_values().await.unwrap_or(false);
-        let exclude = |mut r: EventRequest, excludes: &[String]| {
-            for p in excludes {
-                r = r.class_exclude(p);
-            }
-            r.suspend(policy)
-        };
         match words.as_slice() {
             ["method", which @ ("exit" | "exits"), rest @ ..] => {
                 let thread = match rest.first() {
@@ -236,6 +237,7 @@ impl Session {
                     },
                     None => None,
                 };
+                let mut exit_of = None;
                 let text = if *which == "exit" {
                     let frame = match self.current_frame().await {
                         Ok(Some(f)) => f,
@@ -247,14 +249,13 @@ impl Session {
                     };
                     let declaring = method.declaring_type().await.map(|t| t.name()).unwrap_or_default();
                     let shown = format!("{declaring}.{}", crate::format::typed_name(&method));
-                    self.at_exit_method = Some(method);
+                    exit_of = Some(method);
                     format!("trace{go}method exit in effect for {shown}")
                 } else {
                     format!("trace{go}method exits in effect")
                 };
-                let keep = self.at_exit_method.take();
-                self.untrace_all().await;
-                self.at_exit_method = if *which == "exit" { keep } else { None };
+                self.requests.untrace().await;
+                self.requests.set_trace_exit_of(exit_of);
                 let mut exit = if can_values {
                     EventRequest::method_exit_with_return_value()
                 } else {
@@ -263,16 +264,16 @@ impl Session {
                 if let Some(t) = &thread {
                     exit = exit.thread(t.id());
                 }
-                let exit = exclude(exit, &self.excludes);
+                let exit = self.requests.excluding(exit, policy);
                 match vm.enable_request(&exit).await {
                     Ok(id) => {
                         if let Some(h) = vm.event_request(id) {
-                            self.trace_requests.push(h);
+                            self.requests.add_trace_request(h);
                         }
                     }
                     Err(e) => return self.out.error(e.to_string()),
                 }
-                self.trace_command = Some(text);
+                self.requests.set_trace_command(text);
             }
             ["methods", rest @ ..] => {
                 let thread = match rest.first() {
@@ -283,7 +284,7 @@ impl Session {
                     None => None,
                 };
                 if thread.is_none() {
-                    self.untrace_all().await;
+                    self.requests.untrace().await;
                 }
                 let mut entry = EventRequest::method_entry();
                 let mut exit = if can_values {
@@ -295,33 +296,25 @@ impl Session {
                     entry = entry.thread(t.id());
                     exit = exit.thread(t.id());
                 }
-                for r in [exclude(entry, &self.excludes), exclude(exit, &self.excludes)] {
+                for r in [self.requests.excluding(entry, policy), self.requests.excluding(exit, policy)] {
                     match vm.enable_request(&r).await {
                         Ok(id) => {
                             if let Some(h) = vm.event_request(id) {
-                                self.trace_requests.push(h);
+                                self.requests.add_trace_request(h);
                             }
                         }
                         Err(e) => return self.out.error(e.to_string()),
                     }
                 }
-                self.trace_command = Some(format!("trace{go}methods in effect"));
+                self.requests.set_trace_command(format!("trace{go}methods in effect"));
             }
             _ => self.out.error("Can only trace 'methods' or 'method exit' or 'method exits'"),
         }
     }
 
-    async fn untrace_all(&mut self) {
-        for h in std::mem::take(&mut self.trace_requests) {
-            let _ = h.delete().await;
-        }
-        self.at_exit_method = None;
-        self.trace_command = None;
-    }
-
     pub(crate) async fn cmd_untrace(&mut self, args: &str) {
         if args.is_empty() || args == "methods" {
-            self.untrace_all().await;
+            self.requests.untrace().await;
         } else {
             self.out.error("Usage: untrace [methods]");
         }
@@ -331,14 +324,9 @@ impl Session {
     pub(crate) fn cmd_exclude(&mut self, rest: &str) {
         let rest = rest.trim();
         if rest.is_empty() {
-            let shown: String = self.excludes.iter().map(|p| format!("{p},")).collect();
-            self.out.line(shown);
+            self.out.line(self.requests.excludes_shown());
             return;
         }
-        if rest == "none" {
-            self.excludes.clear();
-            return;
-        }
-        self.excludes = rest.split([' ', ',', ';']).filter(|p| !p.is_empty()).map(String::from).collect();
+        self.requests.set_excludes(rest);
     }
 }

@@ -28,12 +28,12 @@ pub(crate) async fn all_groups(
 impl Session {
     /// The current thread group (default: the first top-level one).
     async fn thread_group(&mut self) -> jdi::Result<Option<ThreadGroupReference>> {
-        if self.group.is_none()
+        if self.position.group().is_none()
             && let Some(vm) = self.vm()
         {
-            self.group = vm.top_level_thread_groups().await?.into_iter().next();
+            self.position.set_group(vm.top_level_thread_groups().await?.into_iter().next());
         }
-        Ok(self.group.clone())
+        Ok(self.position.group().cloned())
     }
 
     async fn find_group(&self, name: &str) -> Option<ThreadGroupReference> {
@@ -103,8 +103,7 @@ impl Session {
         }
         match self.thread_by_token(args).await {
             Ok(t) => {
-                self.current = Some(t);
-                self.frame_index = 0;
+                self.position.select(t);
             }
             Err(e) => self.out.error(e),
         }
@@ -126,11 +125,11 @@ impl Session {
 
     pub(crate) async fn cmd_threadgroup(&mut self, args: &str) {
         if args.is_empty() {
-            self.group = None;
+            self.position.set_group(None);
             return;
         }
         match self.find_group(args).await {
-            Some(g) => self.group = Some(g),
+            Some(g) => self.position.set_group(Some(g)),
             None => self.out.error(format!("\"{args}\" is not a valid threadgroup name.")),
         }
     }
@@ -138,10 +137,10 @@ impl Session {
     /// `where [id|all]`, `wherei`: the stack from the current frame down.
     pub(crate) async fn cmd_where(&mut self, args: &str, pc: bool) {
         if args.is_empty() {
-            let Some(thread) = self.current.clone() else {
+            let Some(thread) = self.position.thread().cloned() else {
                 return self.out.error("No thread specified.");
             };
-            let from = self.frame_index;
+            let from = self.position.frame_index();
             self.dump_stack(&thread, from, pc).await;
         } else if args.eq_ignore_ascii_case("all") {
             let Some(vm) = self.vm().cloned() else { return };
@@ -157,8 +156,7 @@ impl Session {
         } else {
             match self.thread_by_token(args).await {
                 Ok(t) => {
-                    self.current = Some(t.clone());
-                    self.frame_index = 0;
+                    self.position.select(t.clone());
                     self.dump_stack(&t, 0, pc).await;
                 }
                 Err(e) => self.out.error(e),
@@ -192,7 +190,7 @@ impl Session {
 
     /// `up [n]` (`up == true`) and `down [n]`.
     pub(crate) async fn cmd_up_down(&mut self, args: &str, up: bool) {
-        let Some(thread) = self.current.clone() else {
+        let Some(thread) = self.position.thread().cloned() else {
             return self.out.error("Current thread not set.");
         };
         let n: i32 = if args.is_empty() { 1 } else { args.parse().unwrap_or(0) };
@@ -203,16 +201,14 @@ impl Session {
             return self.out.error("Current thread isn't suspended.");
         }
         let count = thread.frame_count().await.unwrap_or(0);
-        let target = if up { self.frame_index + n } else { self.frame_index - n };
-        if target < 0 || target >= count {
-            return self.out.error("End of stack.");
+        if let Err(e) = self.position.move_frame(up, n, count) {
+            return self.out.error(e);
         }
-        self.frame_index = target;
         self.refresh_completions().await;
     }
 
     pub(crate) async fn cmd_locals(&mut self) {
-        if self.current.is_none() {
+        if self.position.thread().is_none() {
             return self.out.error("No default thread specified: use the \"thread\" command first.");
         }
         let frame = match self.current_frame().await {
@@ -269,7 +265,7 @@ impl Session {
 
     pub(crate) async fn cmd_threadlocks(&mut self, args: &str) {
         if args.is_empty() {
-            let Some(t) = self.current.clone() else {
+            let Some(t) = self.position.thread().cloned() else {
                 return self.out.error("Current thread not set.");
             };
             self.print_thread_locks(&t).await;
@@ -281,8 +277,7 @@ impl Session {
         } else {
             match self.thread_by_token(args).await {
                 Ok(t) => {
-                    self.current = Some(t.clone());
-                    self.frame_index = 0;
+                    self.position.select(t.clone());
                     self.print_thread_locks(&t).await;
                 }
                 Err(e) => self.out.error(e),
@@ -319,7 +314,7 @@ impl Session {
 
     /// `list [line|method]`: ten lines around the current line (or the one given).
     pub(crate) async fn cmd_list(&mut self, args: &str) {
-        if self.current.is_none() {
+        if self.position.thread().is_none() {
             return self.out.error("No thread specified.");
         }
         let frame = match self.current_frame().await {

@@ -1,17 +1,14 @@
-//! Objects, strings and arrays.
+//! Objects and strings (arrays are in `array_type`), and the [`InvokeResult`] of method calls.
 //!
-//! Writes (fields, array elements, invoke arguments) are checked against the declared type
-//! before anything is sent, as JDI does: the VM takes untagged values for fields and array
-//! elements, so a value of the wrong type would be stored as garbage rather than refused.
+//! Writes (fields, invoke arguments) are checked against the declared type before anything is
+//! sent (see `arguments`), as JDI does.
 
-use jdwp_protocol::commands::{
-    array_reference as ar, class_type as ct, object_reference as or, reference_type as rt, string_reference as sr,
-};
-use jdwp_protocol::{ArrayId, ArrayRegion, ClassId, ObjectId, Value, invoke_options};
+use jdwp_protocol::commands::{class_type as ct, object_reference as or, reference_type as rt, string_reference as sr};
+use jdwp_protocol::{ClassId, ObjectId, Value, invoke_options};
 
-use super::class_type::{prepare_arguments, prepare_value};
+use super::arguments::{prepare_arguments, prepare_value};
 use crate::error::{JdiError, Result};
-use crate::mirrors::{ArrayType, Field, Method, ReferenceType, ThreadReference, Type};
+use crate::mirrors::{Field, Method, ReferenceType, ThreadReference};
 use crate::vm::VirtualMachine;
 
 /// Any object of the target VM. Equal mirrors name the same object.
@@ -304,129 +301,5 @@ impl StringReference {
     /// The string's characters.
     pub async fn value(&self) -> Result<String> {
         Ok(self.0.vm.send(&sr::ValueCmd { string_object: self.0.id }).await?.string_value)
-    }
-}
-
-/// An array.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct ArrayReference(pub ObjectReference);
-
-/// Elements per round trip, so a huge array does not make one huge packet.
-const ARRAY_CHUNK: i32 = 16 * 1024;
-
-impl ArrayReference {
-    /// A mirror for the ID of an array.
-    pub fn new(vm: VirtualMachine, id: ObjectId) -> ArrayReference {
-        ArrayReference(ObjectReference::new(vm, id))
-    }
-
-    /// The array as a plain object.
-    pub fn as_object(&self) -> &ObjectReference {
-        &self.0
-    }
-
-    fn array_id(&self) -> ArrayId {
-        self.0.id.into()
-    }
-
-    /// The number of elements.
-    pub async fn length(&self) -> Result<i32> {
-        Ok(self.0.vm.send(&ar::Length { array_object: self.array_id() }).await?.array_length)
-    }
-
-    /// Element `index`.
-    pub async fn get_value(&self, index: i32) -> Result<Value> {
-        let mut values = self.get_values_range(index, 1).await?;
-        values.pop().ok_or_else(|| short_reply("ArrayReference.GetValues"))
-    }
-
-    /// Elements `first..first+length` (`length` -1: to the end). Large ranges are fetched in
-    /// chunks whose requests are all in flight at once.
-    pub async fn get_values_range(&self, first: i32, length: i32) -> Result<Vec<Value>> {
-        let length = if length == -1 { self.length().await? - first } else { length };
-        if first < 0 || length < 0 {
-            return Err(JdiError::InvalidArgument(format!("bad array range: first {first}, length {length}")));
-        }
-        let end = first
-            .checked_add(length)
-            .ok_or_else(|| JdiError::InvalidArgument(format!("bad array range: first {first}, length {length}")))?;
-        // Nothing to ask for (HotSpot's agent even refuses an empty read at index 0 of an empty
-        // array with INVALID_INDEX).
-        if length == 0 {
-            return Ok(Vec::new());
-        }
-        let mut pending = Vec::new();
-        let mut index = first;
-        while index < end {
-            let n = (end - index).min(ARRAY_CHUNK);
-            let vm = self.0.vm.clone();
-            let cmd = ar::GetValues { array_object: self.array_id(), first_index: index, length: n };
-            pending.push(tokio::spawn(async move { vm.send(&cmd).await }));
-            index += n;
-        }
-        let mut out = Vec::with_capacity(length as usize);
-        for task in pending {
-            let region: ArrayRegion = task
-                .await
-                .map_err(|e| JdiError::Disconnected { reason: Some(format!("array read task failed: {e}")) })??
-                .values;
-            out.extend(region.values());
-        }
-        Ok(out)
-    }
-
-    /// Every element.
-    pub async fn get_values(&self) -> Result<Vec<Value>> {
-        self.get_values_range(0, -1).await
-    }
-
-    /// Sets element `index`; see [`ArrayReference::set_values`].
-    pub async fn set_value(&self, index: i32, value: Value) -> Result<()> {
-        self.set_values(index, vec![value]).await
-    }
-
-    /// Writes `values` from index `first` on, after checking (and converting) each against the
-    /// component type like a field write; nothing is written if one does not fit. Large writes
-    /// go in chunks.
-    pub async fn set_values(&self, first: i32, values: Vec<Value>) -> Result<()> {
-        if values.is_empty() {
-            return Ok(());
-        }
-        let array_type = self.array_type().await?;
-        let component = array_type.component_signature().to_string();
-        let mut checked = Vec::with_capacity(values.len());
-        for (i, v) in values.into_iter().enumerate() {
-            let what = format!("element {} of {}", i64::from(first) + i as i64, array_type.name());
-            checked.push(prepare_value(&array_type, v, &component, &what).await?);
-        }
-        let mut index = first;
-        for chunk in checked.chunks(ARRAY_CHUNK as usize) {
-            let cmd = ar::SetValues { array_object: self.array_id(), first_index: index, values: chunk.to_vec() };
-            self.0.vm.send(&cmd).await?;
-            index += chunk.len() as i32;
-        }
-        Ok(())
-    }
-
-    /// The array's type.
-    pub async fn array_type(&self) -> Result<ArrayType> {
-        let ty = self.0.reference_type().await?;
-        ty.as_array().ok_or_else(|| JdiError::InvalidArgument(format!("{} is not an array type", ty.name())))
-    }
-
-    /// The JNI signature of the elements' declared type: `I`, `Ljava/lang/String;`, `[I`.
-    pub async fn component_signature(&self) -> Result<String> {
-        Ok(self.array_type().await?.component_signature().to_string())
-    }
-
-    /// The Java name of the component type: `int`, `java.lang.String`, `int[]`.
-    pub async fn component_type_name(&self) -> Result<String> {
-        Ok(self.array_type().await?.component_type_name())
-    }
-
-    /// The component type ([`JdiError::ClassNotLoaded`] for a reference type the array's
-    /// loader has not loaded).
-    pub async fn component_type(&self) -> Result<Type> {
-        self.array_type().await?.component_type().await
     }
 }

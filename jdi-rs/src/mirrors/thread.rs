@@ -13,7 +13,7 @@ use jdwp_protocol::{
     suspend_status,
 };
 
-use super::class_type::prepare_value;
+use super::arguments::prepare_value;
 use crate::error::{JdiError, Result};
 use crate::mirrors::{Method, ObjectReference, SourceLocation, Variable};
 use crate::vm::VirtualMachine;

@@ -1,5 +1,8 @@
-//! A debugging session: the connection, what the user is looking at (current thread and frame,
-//! thread group), the breakpoint/catch/watch specs, and the loop that runs one command line.
+//! A debugging session: the connection to the VM and the parts that hold what the user set
+//! up or is looking at, each with one job: [`Position`] (current thread, frame, thread group),
+//! [`Requests`] (specs, excludes, trace), [`Sources`] (source path and lines), [`Monitors`]
+//! (commands run at every stop), [`History`] (`!!` and `repeat`), [`Status`] (exit status).
+//! The commands (`commands/`) and the event loop (`events`) are `impl Session` blocks on them.
 //!
 //! Everything here talks to a [`Out`] and never to a terminal, so sessions run the same from the
 //! REPL, from scripts and in tests. Commands that let the VM run (`run`, `cont`, steps) wait for
@@ -9,15 +12,26 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use jdi::{
-    EventQueue, EventRequest, Process, RequestHandle, StackFrame, ThreadGroupReference, ThreadReference, VirtualMachine,
-};
+use jdi::{EventQueue, EventRequest, Process, StackFrame, ThreadReference, VirtualMachine};
 use tokio::io::AsyncReadExt;
 
-use crate::cli::{Connect, Options};
 use crate::out::Out;
-use crate::source::SourcePath;
 use crate::specs::Spec;
+use crate::target::{Connect, Target};
+
+mod history;
+mod monitors;
+mod position;
+mod requests;
+mod sources;
+mod status;
+
+pub use history::{History, Next};
+pub use monitors::Monitors;
+pub use position::Position;
+pub use requests::Requests;
+pub use sources::Sources;
+pub use status::{EXIT_DEADLOCK, Status};
 
 /// How long connecting and the first VM events may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -29,6 +43,15 @@ pub struct Config {
     pub interactive: bool,
     /// In scripts: how long a command may wait for the next stop.
     pub timeout: Option<Duration>,
+}
+
+/// Everything a session starts from (the command line's options, as far as a session needs them).
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    pub target: Target,
+    /// The source path given (`-sourcepath`); else the VM's class path once connected.
+    pub sourcepath: Option<String>,
+    pub config: Config,
 }
 
 /// What the REPL's completer knows, refreshed at every stop.
@@ -48,16 +71,6 @@ pub struct Conn {
     pub launched: bool,
     /// The tasks copying the launched JVM's output.
     pub forwarders: Vec<tokio::task::JoinHandle<()>>,
-}
-
-/// What to launch at `run`.
-#[derive(Debug, Clone, Default)]
-pub struct LaunchSpec {
-    pub main: Option<String>,
-    pub args: Vec<String>,
-    pub classpath: Option<String>,
-    pub jvm_options: Vec<String>,
-    pub agent: Option<std::path::PathBuf>,
 }
 
 /// The result of one command line.
@@ -82,70 +95,32 @@ pub enum Waited {
 pub struct Session {
     pub out: Out,
     pub cfg: Config,
-    pub(crate) connect: Connect,
-    pub(crate) launch: LaunchSpec,
+    pub(crate) target: Target,
     pub(crate) conn: Option<Conn>,
-    pub(crate) specs: Vec<Spec>,
-    pub(crate) current: Option<ThreadReference>,
-    pub(crate) frame_index: i32,
-    pub(crate) group: Option<ThreadGroupReference>,
-    pub(crate) excludes: Vec<String>,
-    pub(crate) sources: SourcePath,
-    /// Whether the source path was given (else it becomes the VM's class path on connect).
-    pub(crate) sourcepath_given: bool,
-    pub(crate) monitors: Vec<(u32, String)>,
-    pub(crate) monitor_count: u32,
-    pub(crate) trace_command: Option<String>,
-    pub(crate) trace_requests: Vec<RequestHandle>,
-    pub(crate) at_exit_method: Option<jdi::Method>,
-    pub(crate) last_line: Option<String>,
-    pub(crate) repeat: bool,
-    /// Some command failed (exit status 1).
-    pub failed: bool,
-    /// `deadlocks` found one (exit status 3).
-    pub deadlocks_found: bool,
-    /// The VM is gone; the session is over.
-    pub ended: bool,
+    pub(crate) position: Position,
+    pub(crate) requests: Requests,
+    pub(crate) sources: Sources,
+    pub(crate) monitors: Monitors,
+    pub(crate) history: History,
+    pub status: Status,
     /// Stop at the VM start event (attach and listen do, `run` does not).
     pub(crate) stop_on_vm_start: bool,
     pub completions: Arc<Mutex<Completions>>,
 }
 
 impl Session {
-    pub fn new(opts: &Options, out: Out, cfg: Config) -> Session {
-        let (main, args) = match &opts.connect {
-            Connect::Launch { main, args } => (main.clone(), args.clone()),
-            _ => (None, Vec::new()),
-        };
+    pub fn new(config: SessionConfig, out: Out) -> Session {
         Session {
             out,
-            cfg,
-            connect: opts.connect.clone(),
-            launch: LaunchSpec {
-                main,
-                args,
-                classpath: opts.classpath.clone(),
-                jvm_options: opts.jvm_options.clone(),
-                agent: opts.agent.clone(),
-            },
+            cfg: config.config,
+            target: config.target,
             conn: None,
-            specs: Vec::new(),
-            current: None,
-            frame_index: 0,
-            group: None,
-            excludes: ["java.*", "javax.*", "sun.*", "com.sun.*", "jdk.*"].map(String::from).to_vec(),
-            sources: SourcePath::new(opts.sourcepath.as_deref().unwrap_or("")),
-            sourcepath_given: opts.sourcepath.is_some(),
-            monitors: Vec::new(),
-            monitor_count: 0,
-            trace_command: None,
-            trace_requests: Vec::new(),
-            at_exit_method: None,
-            last_line: None,
-            repeat: false,
-            failed: false,
-            deadlocks_found: false,
-            ended: false,
+            position: Position::default(),
+            requests: Requests::default(),
+            sources: Sources::new(config.sourcepath.as_deref()),
+            monitors: Monitors::default(),
+            history: History::default(),
+            status: Status::default(),
             stop_on_vm_start: false,
             completions: Arc::new(Mutex::new(Completions::default())),
         }
@@ -162,9 +137,9 @@ impl Session {
 
     /// jdb's prompt: `main[1] ` with a current thread, `> ` without.
     pub async fn prompt_string(&self) -> String {
-        match (&self.current, self.conn.is_some()) {
+        match (self.position.thread(), self.conn.is_some()) {
             (Some(t), true) => match t.name().await {
-                Ok(name) => format!("{name}[{}] ", self.frame_index + 1),
+                Ok(name) => format!("{name}[{}] ", self.position.frame_index() + 1),
                 Err(_) => "> ".into(),
             },
             _ => "> ".into(),
@@ -172,21 +147,19 @@ impl Session {
     }
 
     pub async fn print_prompt(&self) {
-        if self.out.prompts() && !self.ended {
+        if self.out.prompts() && !self.status.ended() {
             let p = self.prompt_string().await;
             self.out.prompt(&p);
         }
     }
 
-    /// Connects at startup when attaching or listening (launching waits for `run`, unless
-    /// `-launch`). Prints jdb's startup lines.
-    pub async fn startup(&mut self, launch_now: bool) -> Result<(), String> {
-        match self.connect.clone() {
+    /// Connects at startup when attaching or listening (launching waits for `run`, or for the
+    /// caller's `run` with `-launch`). Prints jdb's startup lines. The caller then settles the
+    /// connection (`settle_after_connect`: a suspended VM's start event).
+    pub async fn startup(&mut self) -> Result<(), String> {
+        match self.target.connect.clone() {
             Connect::Launch { .. } => {
                 self.out.line("Initializing jdb-rs ...");
-                if launch_now {
-                    self.run_command("").await;
-                }
                 Ok(())
             }
             Connect::Attach(addr) => {
@@ -195,7 +168,6 @@ impl Session {
                     .map_err(|e| format!("Unable to attach to target VM at {addr}: {e}"))?;
                 self.connected(vm, None, false).await;
                 self.out.line("Initializing jdb-rs ...");
-                self.settle_after_connect().await;
                 Ok(())
             }
             Connect::AttachShmem(name) => {
@@ -204,7 +176,6 @@ impl Session {
                     .map_err(|e| format!("Unable to attach to target VM at shmem:{name}: {e}"))?;
                 self.connected(vm, None, false).await;
                 self.out.line("Initializing jdb-rs ...");
-                self.settle_after_connect().await;
                 Ok(())
             }
             Connect::ListenShmem(name) => {
@@ -215,7 +186,6 @@ impl Session {
                 let vm = listener.accept(None).await.map_err(|e| format!("Unable to accept a VM connection: {e}"))?;
                 self.connected(vm, None, false).await;
                 self.out.line("Initializing jdb-rs ...");
-                self.settle_after_connect().await;
                 Ok(())
             }
             Connect::Listen(addr) => {
@@ -226,32 +196,7 @@ impl Session {
                 let vm = listener.accept(None).await.map_err(|e| format!("Unable to accept a VM connection: {e}"))?;
                 self.connected(vm, None, false).await;
                 self.out.line("Initializing jdb-rs ...");
-                self.settle_after_connect().await;
                 Ok(())
-            }
-        }
-    }
-
-    /// After attaching: a VM that is suspended (started with `suspend=y`) has its VM start event
-    /// coming; take it, and stop there as jdb does.
-    async fn settle_after_connect(&mut self) {
-        let Some(vm) = self.vm().cloned() else { return };
-        let mut suspended = false;
-        if let Ok(threads) = vm.all_threads().await {
-            for t in threads {
-                if t.is_suspended().await.unwrap_or(false) {
-                    suspended = true;
-                    break;
-                }
-            }
-        }
-        if suspended {
-            self.stop_on_vm_start = true;
-            let waited = self.wait_for_stop(Some(CONNECT_TIMEOUT), false).await;
-            self.stop_on_vm_start = false;
-            if waited == Waited::TimedOut {
-                // Suspended by someone else: treat it as stopped where it is.
-                self.out.line("The VM is suspended.");
             }
         }
     }
@@ -262,16 +207,13 @@ impl Session {
         self.conn = Some(Conn { vm: vm.clone(), events, process, launched, forwarders: Vec::new() });
         // As jdb does: stop on uncaught exceptions, through an ordinary (ignorable) catch spec.
         let spec = Spec::exception("java.lang.Throwable", false, true);
-        self.add_spec(spec).await;
+        self.requests.add_spec(Some(&vm), &self.out, spec).await;
         // To say so when the current thread dies (suspending nothing).
         let _ = vm.enable_request(&EventRequest::thread_death().suspend(jdi::SuspendPolicy::None)).await;
-        self.resolve_all_specs().await;
-        if !self.sourcepath_given && self.sources.is_empty() {
-            let path = match vm.class_paths().await {
-                Ok(cp) if !cp.classpaths.is_empty() => cp.classpaths.join(":"),
-                _ => ".".into(),
-            };
-            self.sources = SourcePath::new(&path);
+        self.requests.resolve_all(&vm, &self.out).await;
+        if self.sources.wants_class_path() {
+            let class_paths = vm.class_paths().await.ok().map(|cp| cp.classpaths);
+            self.sources.adopt_class_path(class_paths.as_deref());
         }
         if let Ok(mut c) = self.completions.lock() {
             c.vm = Some(vm);
@@ -280,9 +222,10 @@ impl Session {
 
     /// Launches the VM (`run`).
     pub(crate) async fn launch_vm(&mut self) -> Result<(), String> {
-        let main = self.launch.main.clone().ok_or("Main class and arguments must be specified")?;
-        let mut opts = jdi::LaunchOptions::new(&main).args(self.launch.args.clone()).timeout(CONNECT_TIMEOUT);
-        if let Some(cp) = &self.launch.classpath {
+        let launch = &self.target.launch;
+        let main = launch.main.clone().ok_or("Main class and arguments must be specified")?;
+        let mut opts = jdi::LaunchOptions::new(&main).args(launch.args.clone()).timeout(CONNECT_TIMEOUT);
+        if let Some(cp) = &launch.classpath {
             opts = opts.classpath(cp.clone());
         }
         if self.cfg.interactive {
@@ -293,10 +236,10 @@ impl Session {
                 opts = opts.java(setsid).jvm_option(java_executable().display().to_string());
             }
         }
-        for o in &self.launch.jvm_options {
+        for o in &launch.jvm_options {
             opts = opts.jvm_option(o.clone());
         }
-        if let Some(agent) = &self.launch.agent {
+        if let Some(agent) = &launch.agent {
             opts = opts.agent_path(agent.clone());
         }
         let launched = jdi::launch(&opts).await.map_err(|e| format!("Unable to launch target VM: {e}"))?;
@@ -319,25 +262,22 @@ impl Session {
                 let _ = tokio::time::timeout(Duration::from_secs(5), p.wait()).await;
             }
         }
-        self.current = None;
+        self.position.clear_thread();
     }
 
     /// The current thread, or the message jdb gives when there is none.
     pub(crate) fn current_thread(&self) -> Result<ThreadReference, String> {
-        self.current.clone().ok_or_else(|| "No thread specified.".to_string())
+        self.position.thread().cloned().ok_or_else(|| "No thread specified.".to_string())
     }
 
     /// The current frame of the current thread (`None`: no Java frames).
     pub(crate) async fn current_frame(&self) -> Result<Option<StackFrame>, String> {
-        let thread = self.current.clone().ok_or("No current thread")?;
+        let thread = self.position.thread().cloned().ok_or("No current thread")?;
         if !thread.is_suspended().await.map_err(|e| e.to_string())? {
             return Err("Current thread isn't suspended.".into());
         }
         let count = thread.frame_count().await.map_err(|e| e.to_string())?;
-        if count == 0 {
-            return Ok(None);
-        }
-        let index = self.frame_index.min(count - 1);
+        let Some(index) = self.position.frame_in(count) else { return Ok(None) };
         thread.frame(index).await.map(Some).map_err(|e| e.to_string())
     }
 
@@ -352,9 +292,12 @@ impl Session {
 
     /// Forgets the current thread (the VM was resumed), as jdb's `invalidateAll`.
     pub(crate) fn invalidate(&mut self) {
-        self.current = None;
-        self.frame_index = 0;
-        self.group = None;
+        self.position.invalidate();
+    }
+
+    /// 3 if a deadlock was found, else 1 if a command failed, else 0.
+    pub fn exit_code(&self) -> i32 {
+        self.status.exit_code()
     }
 
     /// Refreshes what tab completion offers (at stops).
