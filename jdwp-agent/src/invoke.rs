@@ -609,7 +609,9 @@ fn start_completer(agent: &Agent, jni: Jni) -> Result<(), ErrorCode> {
     }
     let (tx, rx) = mpsc::channel::<Finished>();
     let rx = Box::into_raw(Box::new(rx));
-    if let Err(e) = crate::loader::start_agent_thread(agent, jni, "JDWP Invoke Completer", completer_main, rx.cast()) {
+    if let Err(e) =
+        crate::agent_thread::start_agent_thread(agent, jni, "JDWP Invoke Completer", completer_main, rx.cast())
+    {
         tracing::error!(error = %e, "cannot start the invoke completer");
         // SAFETY: the thread did not start, so the box is still ours.
         drop(unsafe { Box::from_raw(rx) });

@@ -19,6 +19,7 @@
 
 pub mod agent;
 mod agent_properties;
+mod agent_thread;
 mod allow;
 mod app_resume;
 mod backend;
@@ -28,6 +29,7 @@ mod commands;
 pub mod dispatch;
 mod event_helper;
 pub mod events;
+mod heap_walk;
 pub mod hold;
 mod id_hash;
 pub mod id_kinds;

@@ -8,9 +8,10 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use crate::jvmti::sys::jthread;
 use jdwp_protocol::{ErrorCode, SuspendPolicy};
-use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jboolean, jint, jobject, jvalue};
+use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jboolean, jint, jobject};
 
 use crate::agent::{Agent, GlobalRef, KnownClasses, agent, install};
+use crate::agent_thread::start_agent_thread;
 use crate::event_helper::{EventHelper, RawEvent};
 use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
@@ -463,31 +464,6 @@ fn load_known_classes(jni: Jni) -> Result<KnownClasses, ErrorCode> {
 
 /// How long a connecting peer has to send `JDWP-Handshake` before the next one is served.
 const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
-
-type StartFn = unsafe extern "system" fn(*mut jvmtiEnv, *mut JNIEnv, *mut c_void);
-
-/// Starts a JVMTI agent thread: a daemon the VM runs for us and the debugger never sees.
-pub(crate) fn start_agent_thread(
-    agent: &Agent,
-    jni: Jni,
-    name: &str,
-    main: StartFn,
-    arg: *mut c_void,
-) -> Result<(), String> {
-    let fail = |what: &str| format!("cannot start the {name} thread: {what}");
-    let thread_class = jni.find_class("java/lang/Thread").map_err(|e| fail(&e.to_string()))?;
-    let ctor = jni.get_method_id(thread_class, "<init>", "(Ljava/lang/String;)V").map_err(|e| fail(&e.to_string()))?;
-    let jname = jni.new_string_utf(name).map_err(|e| fail(&e.to_string()))?;
-    // SAFETY: `ctor` is Thread(String) and the one argument is a String.
-    let thread =
-        unsafe { jni.new_object(thread_class, ctor, &[jvalue { l: jname }]) }.map_err(|e| fail(&e.to_string()))?;
-    let global = jni.new_global_ref(thread).map_err(|e| fail(&e.to_string()))?;
-    // Registered before it runs, so its events are ignored from the first one.
-    agent.add_agent_thread(GlobalRef(global)).map_err(|_| fail("too many agent threads"))?;
-    // SAFETY: `main` is an agent thread body that takes ownership of `arg`, which it was built for.
-    unsafe { agent.jvmti.run_agent_thread(thread, main, arg, sys::JVMTI_THREAD_MAX_PRIORITY) }
-        .map_err(|e| fail(&e.to_string()))
-}
 
 unsafe extern "system" fn helper_main(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, arg: *mut c_void) {
     // SAFETY: `arg` is the receiver boxed by `start`, handed to exactly this thread.

@@ -527,7 +527,7 @@ fn origin_here(agent: &Agent, thread: jthread, size: StepSize) -> Result<Origin,
 /// Whether a step into may stop in `method`: the request's class filters do not exclude its class,
 /// and a line step needs line numbers.
 fn enterable(agent: &Agent, jni: Jni, request: &Request, size: StepSize, method: jmethodID) -> bool {
-    let subject = crate::callbacks::Subject::of_method(agent, jni, std::ptr::null_mut(), method, 0);
+    let subject = crate::events::subject::Subject::of_method(agent, jni, std::ptr::null_mut(), method, 0);
     entry_stops(size, request.class_rejects(&subject), || has_lines(agent, method))
 }
 

@@ -25,7 +25,7 @@ use jni_sys::{jclass, jmethodID};
 use super::breakpoints;
 use super::filter::Request;
 use crate::agent::{Agent, lock};
-use crate::callbacks::Subject;
+use crate::events::subject::Subject;
 use crate::jni::Jni;
 
 /// How method entries are caught.

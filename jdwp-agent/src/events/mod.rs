@@ -6,6 +6,7 @@ pub mod entry;
 pub mod filter;
 pub mod modes;
 pub mod requests;
+pub mod subject;
 pub mod unload;
 
 use std::sync::{Mutex, MutexGuard, TryLockError};

@@ -30,8 +30,8 @@ use jdwp_protocol::{EventKind, SuspendPolicy};
 use jni_sys::{jclass, jlong};
 
 use crate::agent::{Agent, agent, lock};
-use crate::callbacks::Subject;
 use crate::event_helper::RawEvent;
+use crate::events::subject::Subject;
 use crate::jni::Jni;
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
@@ -155,7 +155,7 @@ pub fn take_unloads(agent: &Agent, jni: Jni) -> Vec<(SuspendPolicy, Vec<RawEvent
             continue;
         }
         let subject = Subject::of_signature(agent, jni, &signature);
-        let Some(m) = crate::callbacks::matches(agent, EventKind::ClassUnload, &subject) else { continue };
+        let Some(m) = crate::events::subject::matches(agent, EventKind::ClassUnload, &subject) else { continue };
         let events = m
             .request_ids
             .iter()
