@@ -30,6 +30,8 @@ use jdwp_protocol::{
 };
 use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
+pub mod engine;
+
 use crate::events::requests::RequestTable;
 use crate::id_hash::IdMap;
 use crate::id_kinds::{Kind, Named, TypeKind};
@@ -83,6 +85,8 @@ pub struct Agent {
     debugger_came: AtomicBool,
     pub vm_dead: AtomicBool,
     pub helper: OnceLock<crate::event_helper::EventHelper>,
+    /// The event and step engine's state (see [`engine`]).
+    pub engine: engine::EngineState,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -119,6 +123,7 @@ impl Agent {
             debugger_came: AtomicBool::new(false),
             vm_dead: AtomicBool::new(false),
             helper: OnceLock::new(),
+            engine: engine::EngineState::default(),
         }
     }
 

@@ -52,7 +52,7 @@ pub fn is_internal(method: usize, index: i64) -> bool {
 /// A debugger attached: sets the internal breakpoint. Agent threads only.
 pub fn session_started(agent: &Agent, jni: Jni) {
     let Ok(known) = agent.known() else { return };
-    let _setup = crate::events::setup();
+    let _setup = crate::events::setup(agent);
     if active() {
         return;
     }
@@ -84,7 +84,7 @@ pub fn session_started(agent: &Agent, jni: Jni) {
 /// The debugger left: clears the internal breakpoint. Agent threads only. (Threads waiting in
 /// [`on_breakpoint`] are released by the reset of the suspend counts, not by this.)
 pub fn session_ended(agent: &Agent) {
-    let _setup = crate::events::setup();
+    let _setup = crate::events::setup(agent);
     if !ACTIVE.swap(false, Ordering::AcqRel) {
         return;
     }

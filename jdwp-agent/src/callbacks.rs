@@ -93,7 +93,7 @@ fn finish(agent: &Agent, jni: Jni, thread: jthread, method: usize, index: i64, b
     if batch.events.is_empty() {
         return;
     }
-    if breakpoints::is_set(method, index) {
+    if breakpoints::is_set(agent, method, index) {
         PENDING.with(|p| *p.borrow_mut() = Some(Pending { method, index, batch }));
     } else {
         send(agent, jni, thread, batch);
@@ -260,7 +260,7 @@ pub unsafe extern "system" fn on_class_prepare(_: *mut jvmtiEnv, jni_env: *mut J
 fn add_entry_breakpoints(agent: &Agent, jni: Jni, klass: jclass, agent_thread: bool) {
     if agent_thread {
         // The helper may be this very thread: work in place if nobody holds the setup lock.
-        if let Ok(_setup) = crate::events::try_setup() {
+        if let Ok(_setup) = crate::events::try_setup(agent) {
             entry::add_class(agent, jni, klass);
         } else {
             tracing::warn!("a class prepared by an agent thread may miss its method entry breakpoints");
@@ -273,7 +273,7 @@ fn add_entry_breakpoints(agent: &Agent, jni: Jni, klass: jclass, agent_thread: b
         // Bound as a whole: the closure then captures the `Send` wrapper, not its pointer.
         let class = class;
         {
-            let _setup = crate::events::setup();
+            let _setup = crate::events::setup(agent);
             entry::add_class(agent, jni, class.0);
         }
         jni.delete_global_ref(class.0);

@@ -327,8 +327,6 @@ struct Steps {
 static STEPS: Mutex<Option<Steps>> = Mutex::new(None);
 /// How many threads step: callbacks skip the lookup when none does.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
-/// Whether a method has line numbers (methods keep their IDs for the life of the VM).
-static HAS_LINES: Mutex<Option<HashMap<usize, bool>>> = Mutex::new(None);
 
 fn with_steps<R>(f: impl FnOnce(&mut Steps) -> R) -> R {
     let mut guard = lock(&STEPS);
@@ -492,15 +490,15 @@ fn stratum_lines(agent: &Agent, method: jmethodID, entries: &[(i64, i32)]) -> Op
     let smap = agent.jvmti.get_source_debug_extension(class);
     jni.delete_local_ref(class);
     let smap = crate::sde::Smap::parse(&smap.ok()?)?;
-    smap.convert(crate::sde::default_stratum().as_deref(), entries)
+    smap.convert(crate::sde::default_stratum(agent).as_deref(), entries)
 }
 
 fn has_lines(agent: &Agent, method: jmethodID) -> bool {
-    if let Some(known) = lock(&HAS_LINES).as_ref().and_then(|m| m.get(&(method as usize))) {
+    if let Some(known) = lock(&agent.engine.has_lines).get(&(method as usize)) {
         return *known;
     }
     let has = !line_table(agent, method).is_empty();
-    lock(&HAS_LINES).get_or_insert_with(HashMap::new).insert(method as usize, has);
+    lock(&agent.engine.has_lines).insert(method as usize, has);
     has
 }
 
@@ -548,7 +546,7 @@ fn watch_return(agent: &Agent, thread: jthread, origin_depth: i32, here_depth: i
     let method = method as usize;
     let (taken_tx, taken) = std::sync::mpsc::sync_channel(1);
     helper.run_task(move |agent, _| {
-        let _setup = crate::events::setup();
+        let _setup = crate::events::setup(agent);
         let _ = taken_tx.send(breakpoints::acquire(agent, method as jmethodID, index).is_ok());
     });
     taken.try_recv().unwrap_or(false).then_some(ReturnPoint { method, index, depth: origin_depth })
@@ -559,7 +557,7 @@ fn watch_return(agent: &Agent, thread: jthread, origin_depth: i32, here_depth: i
 fn unwatch_return(agent: &Agent, point: ReturnPoint) {
     if let Some(helper) = agent.helper.get() {
         helper.spawn_task(move |agent, _| {
-            let _setup = crate::events::setup();
+            let _setup = crate::events::setup(agent);
             breakpoints::release(agent, point.method as jmethodID, point.index);
         });
     }

@@ -273,13 +273,13 @@ pub fn redefine_classes(agent: &Agent, cmd: RedefineClasses) -> Result<RedefineC
     // HotSpot drops every breakpoint in a redefined class: forget the requests located there and
     // set method-entry breakpoints again.
     let classes: Vec<jni_sys::jclass> = definitions.iter().map(|(c, _)| *c).collect();
-    crate::commands::event_request::classes_redefined(agent, jni, &classes);
+    crate::events::install::classes_redefined(agent, jni, &classes);
     Ok(RedefineClassesReply {})
 }
 
 /// Line steps judge lines in this stratum from now on (see [`crate::sde`]).
-pub fn set_default_stratum(_: &Agent, cmd: SetDefaultStratum) -> Result<SetDefaultStratumReply, ErrorCode> {
-    crate::sde::set_default_stratum(&cmd.stratum_id);
+pub fn set_default_stratum(agent: &Agent, cmd: SetDefaultStratum) -> Result<SetDefaultStratumReply, ErrorCode> {
+    crate::sde::set_default_stratum(agent, &cmd.stratum_id);
     Ok(SetDefaultStratumReply {})
 }
 

@@ -46,8 +46,6 @@ struct Tracker {
 
 static TRACKER: OnceLock<Tracker> = OnceLock::new();
 static TRACKING: AtomicBool = AtomicBool::new(false);
-/// Tags of freed classes, queued by `ObjectFree` (only plain code ever runs under this lock).
-static FREED: Mutex<Vec<jlong>> = Mutex::new(Vec::new());
 /// Whether the helper has been nudged and not yet looked.
 static NUDGED: AtomicBool = AtomicBool::new(false);
 
@@ -138,7 +136,9 @@ fn nudge() {
 
 unsafe extern "system" fn on_object_free(_: *mut jvmtiEnv, tag: jlong) {
     crate::guard((), || {
-        lock(&FREED).push(tag);
+        // Only plain code runs here (ObjectFree forbids JNI and most JVMTI), and under the lock.
+        let Some(agent) = agent() else { return };
+        lock(&agent.engine.freed).push(tag);
         nudge();
     });
 }
@@ -147,7 +147,7 @@ unsafe extern "system" fn on_object_free(_: *mut jvmtiEnv, tag: jlong) {
 pub fn take_unloads(agent: &Agent, jni: Jni) -> Vec<(SuspendPolicy, Vec<RawEvent>)> {
     NUDGED.store(false, Ordering::Release);
     let Some(tracker) = TRACKER.get() else { return Vec::new() };
-    let freed = std::mem::take(&mut *lock(&FREED));
+    let freed = std::mem::take(&mut *lock(&agent.engine.freed));
     let mut out = Vec::new();
     for tag in freed {
         let Some(signature) = lock(&tracker.names).remove(&tag) else { continue };

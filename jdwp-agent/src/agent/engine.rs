@@ -1,0 +1,62 @@
+//! State the [`Agent`](super::Agent) keeps for the event and step engine: plain data behind its
+//! own locks, no VM calls. Each field names the module that owns its logic; only that module
+//! reads or writes it (the agent is the one owner of the value, the module the one user).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use jni_sys::jlong;
+
+use super::GlobalRef;
+use crate::jvmti::sys::jvmtiEvent;
+
+/// Which of the two field watches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Watch {
+    Access,
+    Modification,
+}
+
+/// One set field watch ([`crate::events::breakpoints`]).
+pub struct WatchEntry {
+    pub count: u32,
+    /// The class the watch was set through (a global reference, for clearing it).
+    pub class: GlobalRef,
+}
+
+/// A watch: its kind, the ID of the class it was set through, the field.
+pub type WatchKey = (Watch, u64, usize);
+
+/// What a request set up in JVMTI, to be undone exactly when it goes ([`crate::events::install`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Installed {
+    Breakpoint(usize, i64),
+    Watch(Watch, u64, usize),
+    Step,
+}
+
+/// The engine's state. Lock order: `setup` before any other of these; the others are leaves
+/// (never held while taking another lock).
+#[derive(Default)]
+pub struct EngineState {
+    /// Serializes every change to the JVMTI state behind requests ([`crate::events::setup`]).
+    pub setup: Mutex<()>,
+    /// The global mode last applied to each event ([`crate::events::modes`]).
+    pub applied_modes: Mutex<HashMap<jvmtiEvent, bool>>,
+    /// Set breakpoints: (method, code index) → how many users ([`crate::events::breakpoints`]).
+    pub breakpoints: Mutex<HashMap<(usize, i64), u32>>,
+    /// Set field watches → users ([`crate::events::breakpoints`]).
+    pub watches: Mutex<HashMap<WatchKey, WatchEntry>>,
+    /// Request ID → what it installed ([`crate::events::install`]); changed under `setup`.
+    pub installed: Mutex<HashMap<i32, Installed>>,
+    /// Field IDs named by watchpoint requests → their `jfieldID`s, for the `FieldOnly` filter
+    /// (read by event threads; [`crate::events::install`]). Entries stay: field IDs are never reused.
+    pub watched_fields: Mutex<HashMap<u64, usize>>,
+    /// Whether a method has line numbers ([`crate::step`]; methods keep their IDs for the VM's life).
+    pub has_lines: Mutex<HashMap<usize, bool>>,
+    /// The stratum set by `VirtualMachine.SetDefaultStratum` ([`crate::sde`]; `None`: each
+    /// class's own default).
+    pub default_stratum: Mutex<Option<String>>,
+    /// Tags of freed classes, queued by `ObjectFree` ([`crate::events::unload`]).
+    pub freed: Mutex<Vec<jlong>>,
+}
