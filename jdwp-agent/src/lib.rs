@@ -29,6 +29,7 @@ mod commands;
 pub mod dispatch;
 mod event_helper;
 pub mod events;
+mod frame_pop;
 mod heap_walk;
 pub mod hold;
 mod id_hash;

@@ -670,7 +670,7 @@ pub fn on_single_step(agent: &Agent, jni: Jni, thread: jthread, method: jmethodI
         return None;
     }
     // A thread completing a `PopFrames` steps to its caller for the agent, not for the program.
-    if crate::commands::stack_frame::popping_thread() == Some(id) {
+    if crate::frame_pop::popping_thread(agent) == Some(id) {
         return None;
     }
     let depth = agent.jvmti.get_frame_count(thread).ok()?;
@@ -726,7 +726,7 @@ pub fn on_breakpoint(agent: &Agent, jni: Jni, thread: jthread, method: jmethodID
     let id = thread_id(agent, thread)?;
     let step = snapshot(id)?;
     let point = step.returning.filter(|p| p.method == method as usize && p.index == index)?;
-    if crate::commands::stack_frame::popping_thread() == Some(id) {
+    if crate::frame_pop::popping_thread(agent) == Some(id) {
         return None;
     }
     let depth = agent.jvmti.get_frame_count(thread).ok()?;

@@ -3,11 +3,12 @@
 //! reads or writes it (the agent is the one owner of the value, the module the one user).
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, OnceLock};
 
 use jni_sys::jlong;
 
 use super::GlobalRef;
+use crate::jvmti::Jvmti;
 use crate::jvmti::sys::jvmtiEvent;
 
 /// Which of the two field watches.
@@ -35,6 +36,28 @@ pub enum Installed {
     Step,
 }
 
+/// A JVMTI environment of the agent's own, for completing frame pops ([`crate::frame_pop`]): its
+/// only event is single step, enabled for one thread while it runs to the end of a pop. Being
+/// separate, it neither sees nor disturbs the debugger's step requests.
+pub struct Popper {
+    pub jvmti: Jvmti,
+    pub state: Mutex<PopState>,
+    pub changed: Condvar,
+}
+
+#[derive(Default)]
+pub struct PopState {
+    /// The ID (agent tag) of the thread being popped.
+    pub target: Option<u64>,
+    /// Counts pops; the step callback waits for the end of its own.
+    pub started: u64,
+    /// The last pop after which the thread was suspended: its callback may return to the VM (and
+    /// stop there).
+    pub finished: u64,
+    /// The thread reached its caller in the current pop.
+    pub arrived: bool,
+}
+
 /// The engine's state. Lock order: `setup` before any other of these; the others are leaves
 /// (never held while taking another lock).
 #[derive(Default)]
@@ -59,4 +82,6 @@ pub struct EngineState {
     pub default_stratum: Mutex<Option<String>>,
     /// Tags of freed classes, queued by `ObjectFree` ([`crate::events::unload`]).
     pub freed: Mutex<Vec<jlong>>,
+    /// The frame popper, made on the first `PopFrames` ([`crate::frame_pop`]).
+    pub popper: OnceLock<Popper>,
 }

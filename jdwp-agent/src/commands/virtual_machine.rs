@@ -180,7 +180,7 @@ pub fn capabilities_new(agent: &Agent, _: CapabilitiesNew) -> Result<Capabilitie
         can_redefine_classes: caps.can_redefine_classes(),
         can_add_method: false,
         can_unrestrictedly_redefine_classes: false,
-        can_pop_frames: super::stack_frame::can_pop_frames(agent),
+        can_pop_frames: crate::frame_pop::can_pop_frames(agent),
         can_use_instance_filters: true,
         can_get_source_debug_extension: caps.can_get_source_debug_extension(),
         can_request_vm_death_event: true,
