@@ -387,7 +387,7 @@ pub unsafe extern "system" fn on_breakpoint(
         });
         // After the debugger has heard of any events here (a user's breakpoint at the same place
         // included), so that a wait for it never keeps them from it.
-        if crate::app_resume::is_internal(method as usize, location) {
+        if crate::app_resume::is_internal(agent, method as usize, location) {
             framed(jni, || crate::app_resume::on_breakpoint(agent, jni, thread));
         }
     });
@@ -557,6 +557,7 @@ pub unsafe extern "system" fn on_method_exit(
 
 // ---- exceptions and watchpoints -------------------------------------------------------------------------
 
+/// The Exception event (the loader's `on_exception` calls it once debugging has started).
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "system" fn on_exception(
     _: *mut jvmtiEnv,
@@ -569,17 +570,6 @@ pub unsafe extern "system" fn on_exception(
     catch_location: jlocation,
 ) {
     crate::guard((), || {
-        if crate::loader::deferred_start_pending() {
-            // `onthrow`/`onuncaught`: no debugger yet, maybe this exception starts one.
-            let thrown = crate::loader::ThrownException {
-                method: method as usize,
-                location,
-                exception,
-                catch: (!catch_method.is_null()).then_some((catch_method as usize, catch_location)),
-            };
-            crate::loader::deferred_exception(jni_env, thread, thrown);
-            return;
-        }
         let Some((agent, jni)) = enter(jni_env, thread) else { return };
         framed(jni, || {
             let mut batch = take_pending(agent, jni, thread, None);

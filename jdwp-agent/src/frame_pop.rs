@@ -3,7 +3,8 @@
 //! again right after the pop, at its first bytecode back in the caller (a single-step event in a
 //! JVMTI environment of the agent's own, [`Popper`]), and suspended there. The debugger sees the
 //! thread suspended throughout, with the frames gone. Steps ask [`popping_thread`] to leave the
-//! agent's own single steps out.
+//! agent's own single steps out; the caller tells steps of the popped frames
+//! ([`crate::step::frames_popped`]).
 
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
@@ -28,9 +29,6 @@ pub fn pop_frames(agent: &Agent, t: jthread, id: ThreadId, depth: i32) -> Result
     }
     // The thread ran: its frames are stale, popped or not.
     agent.threads_resumed(&[id]);
-    // A step waiting for one of the popped frames to return restarts from where the thread is now
-    // (JVMTI reports no frame pop for frames popped this way).
-    crate::step::frames_popped(agent, t);
     result
 }
 

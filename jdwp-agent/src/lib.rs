@@ -44,12 +44,15 @@ pub mod profiling;
 mod sde;
 pub mod session;
 mod step;
-mod step_switch;
 pub mod thread_control;
 pub mod transport;
 mod values;
 
 use std::panic::{AssertUnwindSafe, UnwindSafe};
+
+// The single-stepping switch is part of stepping; the event helper and the backend name it by
+// its old path.
+use step::switch as step_switch;
 
 /// Runs `f`, returning `default` instead if it panics: a panic must never unwind out of an
 /// `extern "C"` function into the VM (that aborts the process at best).

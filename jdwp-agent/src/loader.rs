@@ -6,9 +6,9 @@ use std::io::Write;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-use crate::jvmti::sys::jthread;
+use crate::jvmti::sys::{jlocation, jthread};
 use jdwp_protocol::{ErrorCode, SuspendPolicy};
-use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jboolean, jint, jobject};
+use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jboolean, jint, jmethodID, jobject};
 
 use crate::agent::{Agent, GlobalRef, KnownClasses, agent, install};
 use crate::agent_thread::start_agent_thread;
@@ -94,7 +94,7 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     callbacks.ExceptionCatch = Some(crate::callbacks::on_exception_catch);
     callbacks.MethodEntry = Some(crate::callbacks::on_method_entry);
     callbacks.MethodExit = Some(crate::callbacks::on_method_exit);
-    callbacks.Exception = Some(crate::callbacks::on_exception);
+    callbacks.Exception = Some(on_exception);
     callbacks.FieldAccess = Some(crate::callbacks::on_field_access);
     callbacks.FieldModification = Some(crate::callbacks::on_field_modification);
     callbacks.MonitorContendedEnter = Some(crate::callbacks::on_monitor_contended_enter);
@@ -196,6 +196,37 @@ static DEFERRED_START: AtomicBool = AtomicBool::new(false);
 /// Whether debugging still waits for its `onthrow`/`onuncaught` exception.
 pub(crate) fn deferred_start_pending() -> bool {
     DEFERRED_START.load(Ordering::Acquire)
+}
+
+/// The Exception event: with `onthrow`/`onuncaught` and no debugger yet, maybe the exception that
+/// starts one ([`deferred_exception`]); otherwise the debugger's ([`crate::callbacks::on_exception`]).
+#[allow(clippy::too_many_arguments)]
+unsafe extern "system" fn on_exception(
+    env: *mut jvmtiEnv,
+    jni_env: *mut JNIEnv,
+    thread: jthread,
+    method: jmethodID,
+    location: jlocation,
+    exception: jobject,
+    catch_method: jmethodID,
+    catch_location: jlocation,
+) {
+    if deferred_start_pending() {
+        crate::guard((), || {
+            let thrown = ThrownException {
+                method: method as usize,
+                location,
+                exception,
+                catch: (!catch_method.is_null()).then_some((catch_method as usize, catch_location)),
+            };
+            deferred_exception(jni_env, thread, thrown);
+        });
+        return;
+    }
+    // SAFETY: the VM's arguments, passed on unchanged.
+    unsafe {
+        crate::callbacks::on_exception(env, jni_env, thread, method, location, exception, catch_method, catch_location)
+    }
 }
 
 /// The Exception callback while the start is deferred: if this exception is the one the options

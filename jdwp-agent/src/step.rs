@@ -43,6 +43,8 @@
 //! same place coexists with them; a callback has the event helper set or clear them (that takes
 //! the setup lock, which application threads may not hold).
 
+pub mod switch;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -51,13 +53,13 @@ use jdwp_protocol::commands::event_request::Modifier;
 use jdwp_protocol::{ErrorCode, StepDepth, StepSize, ThreadId};
 use jni_sys::jmethodID;
 
+use self::switch as step_switch;
 use crate::agent::{Agent, GlobalRef, lock};
 use crate::events::breakpoints;
 use crate::events::filter::Request;
 use crate::id_hash::IdMap;
 use crate::jni::Jni;
 use crate::jvmti::sys::{self, jthread};
-use crate::step_switch;
 
 // ---- decisions (pure) ---------------------------------------------------------------------------
 

@@ -3,6 +3,7 @@
 //! reads or writes it (the agent is the one owner of the value, the module the one user).
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize};
 use std::sync::{Condvar, Mutex, OnceLock};
 
 use jni_sys::jlong;
@@ -58,6 +59,15 @@ pub struct PopState {
     pub arrived: bool,
 }
 
+/// Whether the `Thread.resume` guard's internal breakpoint is set, and where ([`crate::app_resume`];
+/// read lock-free by breakpoint callbacks, changed under `setup`).
+#[derive(Default)]
+pub struct ResumeGuard {
+    pub active: AtomicBool,
+    pub method: AtomicUsize,
+    pub index: AtomicI64,
+}
+
 /// The engine's state. Lock order: `setup` before any other of these; the others are leaves
 /// (never held while taking another lock).
 #[derive(Default)]
@@ -84,4 +94,6 @@ pub struct EngineState {
     pub freed: Mutex<Vec<jlong>>,
     /// The frame popper, made on the first `PopFrames` ([`crate::frame_pop`]).
     pub popper: OnceLock<Popper>,
+    /// The `Thread.resume` guard ([`crate::app_resume`]).
+    pub resume_guard: ResumeGuard,
 }

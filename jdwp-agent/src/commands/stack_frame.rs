@@ -131,8 +131,11 @@ pub fn pop_frames(agent: &Agent, cmd: PopFrames) -> Result<PopFramesReply, Error
     if !agent.jvmti.get_capabilities()?.can_pop_frame() {
         return Err(ErrorCode::NOT_IMPLEMENTED);
     }
-    crate::frame_pop::pop_frames(agent, t, cmd.thread, depth)?;
-    Ok(PopFramesReply {})
+    let popped = crate::frame_pop::pop_frames(agent, t, cmd.thread, depth);
+    // A step waiting for one of the popped frames to return restarts from where the thread is now
+    // (JVMTI reports no frame pop for frames popped this way), popped or not.
+    crate::step::frames_popped(agent, t);
+    popped.map(|()| PopFramesReply {})
 }
 
 /// This module's commands.

@@ -137,7 +137,7 @@ pub fn suspend(agent: &Agent, _: Suspend) -> Result<SuspendReply, ErrorCode> {
 
 pub fn resume(agent: &Agent, _: Resume) -> Result<ResumeReply, ErrorCode> {
     let jni = agent.jni()?;
-    crate::step_switch::threads_resuming(agent);
+    crate::step::switch::threads_resuming(agent);
     agent.threads.lock().resume_all(&JvmtiSuspend { agent, jni });
     Ok(ResumeReply {})
 }

@@ -114,3 +114,9 @@ pub fn release_watch(agent: &Agent, jni: Jni, watch: Watch, class_id: u64, field
         jni.delete_global_ref(entry.class.0);
     }
 }
+
+/// The `jfieldID` of a field some watchpoint request named ([`super::install`] records them). Any
+/// thread.
+pub fn watched_field(agent: &Agent, field: jdwp_protocol::FieldId) -> Option<usize> {
+    lock(&agent.engine.watched_fields).get(&field.0).copied()
+}

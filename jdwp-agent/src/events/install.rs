@@ -23,11 +23,6 @@ use crate::agent::{Agent, lock};
 use crate::jni::Jni;
 use crate::jvmti::sys::jthread;
 
-/// The `jfieldID` of a field some watchpoint request named. Any thread.
-pub fn watched_field(agent: &Agent, field: FieldId) -> Option<usize> {
-    lock(&agent.engine.watched_fields).get(&field.0).copied()
-}
-
 /// What a request needs in JVMTI, resolved from its modifiers before anything is set up.
 pub enum Plan {
     Nothing,

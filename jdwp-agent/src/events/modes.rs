@@ -4,6 +4,8 @@
 //! [`crate::agent::engine::EngineState::applied_modes`], changed under [`super::setup`] only.
 //! Single steps and frame pops are never enabled globally: steps enable them per thread.
 
+use std::sync::atomic::Ordering;
+
 use jdwp_protocol::EventKind;
 
 use super::{entry, unload};
@@ -22,7 +24,7 @@ pub fn sync(agent: &Agent) {
                 sys::JVMTI_EVENT_BREAKPOINT,
                 wants(EventKind::Breakpoint)
                     || entry == entry::Mode::Breakpoints
-                    || crate::app_resume::active()
+                    || agent.engine.resume_guard.active.load(Ordering::Acquire)
                     // Steps over wait for returns at breakpoints (see `crate::step`).
                     || wants(EventKind::SingleStep),
             ),

@@ -268,7 +268,7 @@ impl EventSubject for Subject<'_> {
     fn field_is(&self, declaring: ReferenceTypeId, field: FieldId) -> bool {
         let Some((class, jfield)) = self.field else { return false };
         self.tag_of(class) == Some(declaring.0)
-            && super::install::watched_field(self.agent, field) == Some(jfield as usize)
+            && super::breakpoints::watched_field(self.agent, field) == Some(jfield as usize)
     }
 
     fn source_name_matches(&self, pred: &dyn Fn(&str) -> bool) -> bool {
