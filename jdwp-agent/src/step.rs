@@ -44,6 +44,7 @@
 //! the setup lock, which application threads may not hold).
 
 pub mod switch;
+pub mod switch_state;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -31,7 +31,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ),
     (
         "pure decisions and state the agent owns (no VM calls)",
-        &["thread_control.rs", "events/filter.rs", "events/requests.rs", "hold.rs", "backpressure.rs"],
+        &[
+            "thread_control.rs",
+            "events/filter.rs",
+            "events/requests.rs",
+            "step/switch_state.rs",
+            "hold.rs",
+            "backpressure.rs",
+        ],
     ),
     ("agent: the one owner of the agent's state", &["agent.rs", "agent/"]),
     (

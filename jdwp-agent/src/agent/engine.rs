@@ -11,6 +11,7 @@ use jni_sys::jlong;
 use super::GlobalRef;
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::jvmtiEvent;
+use crate::step::switch_state::Switch;
 
 /// Which of the two field watches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -68,6 +69,33 @@ pub struct ResumeGuard {
     pub index: AtomicI64,
 }
 
+/// The class unload tracker's environment: its tags mark classes ([`crate::events::unload`]).
+pub struct Tracker {
+    pub env: Jvmti,
+    /// Tag → signature of the class it marks.
+    pub names: Mutex<HashMap<jlong, String>>,
+    pub next: AtomicI64,
+}
+
+/// Class unload tracking ([`crate::events::unload`]).
+#[derive(Default)]
+pub struct Unloads {
+    /// Made when the first class unload request comes.
+    pub tracker: OnceLock<Tracker>,
+    /// Whether classes are being tracked (class prepare events are then needed).
+    pub tracking: AtomicBool,
+    /// Whether the event helper has been nudged and not yet looked.
+    pub nudged: AtomicBool,
+}
+
+/// The methods of `java.lang.Module` the agent calls (bootstrap classes are never unloaded, so
+/// the IDs stay valid; `commands::module_reference`).
+pub struct ModuleMethods {
+    pub class_get_module: usize,
+    pub get_name: usize,
+    pub get_class_loader: usize,
+}
+
 /// The engine's state. Lock order: `setup` before any other of these; the others are leaves
 /// (never held while taking another lock).
 #[derive(Default)]
@@ -92,8 +120,17 @@ pub struct EngineState {
     pub default_stratum: Mutex<Option<String>>,
     /// Tags of freed classes, queued by `ObjectFree` ([`crate::events::unload`]).
     pub freed: Mutex<Vec<jlong>>,
+    /// Class unload tracking ([`crate::events::unload`]).
+    pub unloads: Unloads,
     /// The frame popper, made on the first `PopFrames` ([`crate::frame_pop`]).
     pub popper: OnceLock<Popper>,
     /// The `Thread.resume` guard ([`crate::app_resume`]).
     pub resume_guard: ResumeGuard,
+    /// HotSpot's single-stepping switch ([`crate::step::switch`]); held across the JVMTI call that
+    /// flips the keeper, never taken under another engine lock.
+    pub step_switch: Mutex<Switch>,
+    /// The thread that keeps single-stepping on between steps ([`crate::step::switch`]).
+    pub step_keeper: OnceLock<GlobalRef>,
+    /// Looked up on first use (`commands::module_reference`).
+    pub module_methods: OnceLock<ModuleMethods>,
 }

@@ -30,7 +30,7 @@ pub fn sync(agent: &Agent) {
             ),
             (
                 sys::JVMTI_EVENT_CLASS_PREPARE,
-                wants(EventKind::ClassPrepare) || entry == entry::Mode::Breakpoints || unload::tracking(),
+                wants(EventKind::ClassPrepare) || entry == entry::Mode::Breakpoints || unload::tracking(agent),
             ),
             (sys::JVMTI_EVENT_THREAD_START, wants(EventKind::ThreadStart)),
             (sys::JVMTI_EVENT_THREAD_END, wants(EventKind::ThreadDeath)),
