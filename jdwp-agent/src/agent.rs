@@ -18,6 +18,28 @@
 //!   waiting; and in an event callback when the event helper's queue is at its bound
 //!   ([`crate::backpressure`]), on that module's own lock, which no agent thread holds across
 //!   anything.
+//!
+//! # Lock order
+//!
+//! Every lock the agent has, outermost first. A thread holding one may take only locks further
+//! down the list; locks in the last group are leaves (nothing is taken while holding one, and,
+//! but for `setup`'s users, no VM call is made under them).
+//!
+//! 1. `Session::order` (keeps replies and events in order; agent threads).
+//! 2. `agent.engine.setup` (every change to the JVMTI state behind requests; agent threads, held
+//!    across JVMTI calls; see [`crate::events::setup`]).
+//! 3. `agent.engine.step_switch` (held across the JVMTI call that flips the keeper).
+//! 4. `agent.threads` (thread control, with its condition variable), then `Session::handling`.
+//! 5. `agent.requests` (the request table; snapshots are copied out of it).
+//! 6. Leaves: `agent.ids`, `agent.fields`, `agent.methods`, `agent.frame_epochs`,
+//!    `agent.agent_threads`, `agent.session`; the engine's tables (`applied_modes`,
+//!    `breakpoints`, `watches`, `installed`, `watched_fields`, `has_lines`, `default_stratum`,
+//!    `freed`, the unload tracker's `names`, the popper's `state`); the steps table (`step.rs`),
+//!    the method entry state (`events/entry.rs`), invocation slots (`invoke.rs`), the profilers'
+//!    state, the event gate's locks (`hold`, `backpressure`), the transport's write lock.
+//!
+//! There is no run-time check of this order yet: it is kept by reading (each module's doc says
+//! which locks it holds across what).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,18 +1,11 @@
 //! The JDWP agent: a `cdylib` loaded into a HotSpot JVM (`-agentpath:libjdwp_agent.so=...`, or in
 //! place of the JDK's `libjdwp.so`) that serves debuggers over JDWP using JVMTI.
 //!
-//! Status: the foundation. The layout is planned in `ARCHITECTURE.md`; built so far:
-//!
-//! * [`jvmti`] — the JVMTI function table, structures and constants ([`jvmti::sys`], raw FFI
-//!   written from the spec) and thin safe wrappers ([`jvmti::Jvmti`]) that return
-//!   `Result<_, JvmtiError>`, free JVMTI memory on drop and map every JVMTI error to a JDWP one;
-//! * [`jni`] — the JNI calls the agent makes, over `jni-sys`, with exceptions turned into errors
-//!   and local frames as RAII guards;
-//! * [`options`] — the `-agentlib:jdwp=...` option string, parsed as the JDK's agent parses it.
-//!
-//! Still to come: the loader (`Agent_OnLoad`), the VM interface, the command sets, event
-//! handling, step and thread control. The library exports no `Agent_OnLoad` yet, so a JVM refuses
-//! to load it rather than running a half-made agent.
+//! The layout is in `ARCHITECTURE.md`: modules form layers, from the FFI (`jvmti`, `jni`) up
+//! through the agent's state ([`agent`]), the event vocabulary and engine (steps, invocations,
+//! profiling), the command sets (`commands`), to event delivery and the loader (`Agent_OnLoad`);
+//! `tests/layers.rs` checks that no module imports a higher layer. State is owned by the one
+//! [`agent::Agent`]; each remaining module static says why it is one.
 //!
 //! Every function the VM calls (exports and JVMTI callbacks) must run its body inside `guard`,
 //! so that no panic unwinds into the VM.

@@ -190,6 +190,7 @@ unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thr
     });
 }
 
+// Static: set in Agent_OnLoad, read by the Exception callback the loader installs.
 /// Set while `onthrow=`/`onuncaught=` defer the start of debugging to an exception.
 static DEFERRED_START: AtomicBool = AtomicBool::new(false);
 
@@ -285,8 +286,10 @@ enum JcmdStart {
     Started = 2,
 }
 
+// Static: read by the exported jcmd entry point, which the VM calls with no agent state.
 static JCMD_START: AtomicU8 = AtomicU8::new(JcmdStart::NotReady as u8);
 
+// Static: C strings jcmd keeps pointers to for the life of the library.
 /// The transport's name and the address printed at startup, for jcmd's answer (C strings that
 /// live as long as the library, as jcmd keeps the pointers).
 static STARTED_AT: OnceLock<(CString, CString)> = OnceLock::new();

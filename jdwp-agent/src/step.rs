@@ -326,8 +326,10 @@ struct Steps {
     next_serial: u64,
 }
 
+// Still a static (issue #20): the step state types live in step.rs; moving them under agent.engine is next.
 /// Every thread's step. Never held across a JVMTI or JNI call.
 static STEPS: Mutex<Option<Steps>> = Mutex::new(None);
+// Still a static with STEPS (issue #20).
 /// How many threads step: callbacks skip the lookup when none does.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
@@ -873,6 +875,7 @@ pub fn completed(agent: &Agent, jni: Jni, thread: jthread, request: &Request) {
 }
 
 thread_local! {
+    // Thread-local: per-thread scratch of the callback running on that thread.
     /// A step of the current thread ended in this callback and left its thread-level modes as
     /// they were (see [`completed`]).
     static UNSETTLED: std::cell::Cell<Option<ThreadId>> = const { std::cell::Cell::new(None) };

@@ -15,8 +15,9 @@
 //!
 //! What the debugger's counts cost is bounded: the classes of `InstanceCounts` are looked up and
 //! tagged one at a time, each walk is one pass over the live heap whatever the count, and found
-//! objects come back from the walk's environment in batches of [`BATCH`](crate::heap_walk::BATCH) (one tag per batch), each
-//! batch's local references deleted before the next is fetched.
+//! objects come back from the walk's environment in batches of [`BATCH`](crate::heap_walk::BATCH)
+//! (one tag per batch), each batch's local references deleted before the next is fetched. The
+//! walk environment itself is [`crate::heap_walk`]'s.
 //!
 //! The callbacks run inside the VM's heap walk (on a VM thread, at a safepoint), where JNI and most
 //! of JVMTI are forbidden: they only read and write tags and the walk's own counters.

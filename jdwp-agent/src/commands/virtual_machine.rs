@@ -12,6 +12,7 @@ use jdwp_protocol::commands as c;
 /// the properties the VM defines, not `java.version`, which the class library sets: that one is
 /// read as the program reads it, once.
 pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
+    // Static: the VM's version, read once.
     static JAVA_VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let prop = |name: &str| agent.jvmti.get_system_property(name).unwrap_or_default();
     let vm_name = prop("java.vm.name");

@@ -1,8 +1,9 @@
 //! JVMTI breakpoints and field watches, counted: JVMTI allows one of each per location or field,
 //! while any number of requests (and the method entry tracker) may want one.
 //!
-//! Their counts are [`crate::agent::engine::EngineState`]'s. Changed only under [`super::setup`] (agent threads); event callbacks only ask whether a
-//! breakpoint is set, under a lock never held across a VM call.
+//! Their counts are [`crate::agent::engine::EngineState`]'s. Changed only under [`super::setup`]
+//! (agent threads); event callbacks only ask whether a breakpoint is set, under a lock never held
+//! across a VM call.
 
 use jdwp_protocol::ErrorCode;
 use jni_sys::{jfieldID, jmethodID};

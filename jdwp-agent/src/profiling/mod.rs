@@ -57,6 +57,7 @@ pub struct Profiler {
     pub events: events::EventStream,
 }
 
+// Static: made in Agent_OnLoad before the Agent exists (its own JVMTI environment); reached from its callbacks.
 static PROFILER: OnceLock<Profiler> = OnceLock::new();
 
 /// The profiler, if `Agent_OnLoad` could create its environment.
