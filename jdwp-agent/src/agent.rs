@@ -34,8 +34,8 @@
 //! 6. Leaves: `agent.ids`, `agent.fields`, `agent.methods`, `agent.frame_epochs`,
 //!    `agent.agent_threads`, `agent.session`; the engine's tables (`applied_modes`,
 //!    `breakpoints`, `watches`, `installed`, `watched_fields`, `has_lines`, `default_stratum`,
-//!    `freed`, the unload tracker's `names`, the popper's `state`); the steps table (`step.rs`),
-//!    the method entry state (`events/entry.rs`), invocation slots (`invoke.rs`), the profilers'
+//!    `freed`, `entry`, the unload tracker's `names`, the popper's `state`); the steps table
+//!    (`step.rs`), invocation slots (`invoke.rs`), the profilers'
 //!    state, the event gate's locks (`hold`, `backpressure`), the transport's write lock.
 //!
 //! There is no run-time check of this order yet: it is kept by reading (each module's doc says

@@ -373,7 +373,7 @@ pub unsafe extern "system" fn on_breakpoint(
                 complete_step(agent, jni, thread, &request, method, location, &mut batch);
             }
             let subject = Subject::of_method(agent, jni, thread, method, location);
-            if entry::is_entry(method as usize, location) {
+            if entry::is_entry(agent, method as usize, location) {
                 let mut entries = Batch::new();
                 add_located(agent, jni, &mut entries, EventKind::MethodEntry, &subject);
                 // JVMTI's order: the entry comes before anything else at the location.
@@ -460,7 +460,7 @@ pub unsafe extern "system" fn on_method_entry(
             let mut batch = take_pending(agent, jni, thread, None);
             let start = OnceCell::new();
             let start = || *start.get_or_init(|| agent.jvmti.get_method_location(method).map_or(-1, |(s, _)| s));
-            if entry::mode() == entry::Mode::Global {
+            if entry::mode(agent) == entry::Mode::Global {
                 let subject = Subject::of_method(agent, jni, thread, method, 0);
                 if let Some(m) = matches(agent, EventKind::MethodEntry, &subject) {
                     let index = start();

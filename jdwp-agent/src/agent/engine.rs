@@ -3,12 +3,13 @@
 //! reads or writes it (the agent is the one owner of the value, the module the one user).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize};
-use std::sync::{Condvar, Mutex, OnceLock};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use jni_sys::jlong;
 
 use super::GlobalRef;
+use crate::events::filter::Request;
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::jvmtiEvent;
 use crate::step::switch_state::Switch;
@@ -96,6 +97,28 @@ pub struct ModuleMethods {
     pub get_class_loader: usize,
 }
 
+/// How method entries are caught ([`crate::events::entry`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EntryMode {
+    /// No method entry request.
+    #[default]
+    Off = 0,
+    /// The JVMTI `MethodEntry` event, for all threads.
+    Global = 1,
+    /// Breakpoints at the first bytecode of the methods of matching classes.
+    Breakpoints = 2,
+}
+
+/// Method entry tracking ([`crate::events::entry`]).
+#[derive(Default)]
+pub struct EntryState {
+    pub mode: EntryMode,
+    /// Methods with an entry breakpoint → its code index (each holds one use of the breakpoint).
+    pub methods: HashMap<usize, i64>,
+    /// The requests whose classes get entry breakpoints.
+    pub requests: Vec<Arc<Request>>,
+}
+
 /// The engine's state. Lock order: `setup` before any other of these; the others are leaves
 /// (never held while taking another lock).
 #[derive(Default)]
@@ -122,6 +145,10 @@ pub struct EngineState {
     pub freed: Mutex<Vec<jlong>>,
     /// Class unload tracking ([`crate::events::unload`]).
     pub unloads: Unloads,
+    /// Method entry tracking ([`crate::events::entry`]).
+    pub entry: Mutex<EntryState>,
+    /// [`EntryState::mode`] as a number, read without the lock by every method entry callback.
+    pub entry_mode: AtomicU8,
     /// The frame popper, made on the first `PopFrames` ([`crate::frame_pop`]).
     pub popper: OnceLock<Popper>,
     /// The `Thread.resume` guard ([`crate::app_resume`]).

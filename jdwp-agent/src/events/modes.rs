@@ -18,7 +18,7 @@ pub fn sync(agent: &Agent) {
     let wanted: Vec<(jvmtiEvent, bool)> = {
         let requests = lock(&agent.requests);
         let wants = |k: EventKind| requests.wants(k);
-        let entry = entry::mode();
+        let entry = entry::mode(agent);
         vec![
             (
                 sys::JVMTI_EVENT_BREAKPOINT,
