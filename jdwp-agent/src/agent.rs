@@ -18,6 +18,28 @@
 //!   waiting; and in an event callback when the event helper's queue is at its bound
 //!   ([`crate::backpressure`]), on the bound's own lock, which no agent thread holds across
 //!   anything.
+//!
+//! # Lock order
+//!
+//! Every lock the agent has, outermost first. A thread holding one may take only locks further
+//! down the list; locks in the last group are leaves (nothing is taken while holding one, and,
+//! but for `setup`'s users, no VM call is made under them).
+//!
+//! 1. `Session::order` (keeps replies and events in order; agent threads).
+//! 2. `agent.engine.setup` (every change to the JVMTI state behind requests; agent threads, held
+//!    across JVMTI calls; see [`crate::events::setup`]).
+//! 3. `agent.engine.step_switch` (held across the JVMTI call that flips the keeper).
+//! 4. `agent.threads` (thread control, with its condition variable), then `Session::handling`.
+//! 5. `agent.requests` (the request table; snapshots are copied out of it).
+//! 6. Leaves: `agent.ids`, `agent.fields`, `agent.methods`, `agent.frame_epochs`,
+//!    `agent.agent_threads`, `agent.session`; the engine's tables (`applied_modes`,
+//!    `breakpoints`, `watches`, `installed`, `watched_fields`, `has_lines`, `default_stratum`,
+//!    `freed`, `entry`, the unload tracker's `names`, the popper's `state`); the steps table
+//!    (`step.rs`), invocation slots (`invoke.rs`), the profilers'
+//!    state, the event gate's locks (`gate.rs`: its state and the bound, both leaves), the transport's write lock.
+//!
+//! There is no run-time check of this order yet: it is kept by reading (each module's doc says
+//! which locks it holds across what).
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -29,6 +51,8 @@ use jdwp_protocol::{
     MethodId, ModuleId, ObjectId, ReferenceTypeId, Tag, ThreadGroupId, ThreadId,
 };
 use jni_sys::{jclass, jfieldID, jmethodID, jobject};
+
+pub mod engine;
 
 use crate::events::requests::RequestTable;
 use crate::id_hash::IdMap;
@@ -85,6 +109,8 @@ pub struct Agent {
     pub helper: OnceLock<crate::event_helper::EventHelper>,
     /// What the event helper may send when, and its inbox (see [`crate::gate`]).
     pub gate: crate::gate::Gate<crate::event_helper::Job>,
+    /// The event and step engine's state (see [`engine`]).
+    pub engine: engine::EngineState,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -122,6 +148,7 @@ impl Agent {
             vm_dead: AtomicBool::new(false),
             helper: OnceLock::new(),
             gate: crate::gate::Gate::new(),
+            engine: engine::EngineState::default(),
         }
     }
 

@@ -24,7 +24,7 @@
 //! it (that resume then answers JVMTI's "not suspended", as the JDK's agent would without its
 //! guard).
 
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 
 use jdwp_protocol::ThreadId;
 use jni_sys::jmethodID;
@@ -34,26 +34,21 @@ use crate::events::{breakpoints, modes};
 use crate::jni::Jni;
 use crate::jvmti::sys::jthread;
 
-/// Whether the internal breakpoint is set, and where (read lock-free by breakpoint callbacks).
-static ACTIVE: AtomicBool = AtomicBool::new(false);
-static METHOD: AtomicUsize = AtomicUsize::new(0);
-static INDEX: AtomicI64 = AtomicI64::new(-1);
-
-/// Whether the internal breakpoint is set (event modes keep breakpoint events enabled for it).
-pub fn active() -> bool {
-    ACTIVE.load(Ordering::Acquire)
-}
-
 /// Whether a breakpoint at (`method`, `index`) is the internal one (it may be a user's as well).
-pub fn is_internal(method: usize, index: i64) -> bool {
-    active() && METHOD.load(Ordering::Acquire) == method && INDEX.load(Ordering::Acquire) == index
+/// Where it is set is [`ResumeGuard`](crate::agent::engine::ResumeGuard), read lock-free here.
+pub fn is_internal(agent: &Agent, method: usize, index: i64) -> bool {
+    let guard = &agent.engine.resume_guard;
+    guard.active.load(Ordering::Acquire)
+        && guard.method.load(Ordering::Acquire) == method
+        && guard.index.load(Ordering::Acquire) == index
 }
 
 /// A debugger attached: sets the internal breakpoint. Agent threads only.
 pub fn session_started(agent: &Agent, jni: Jni) {
     let Ok(known) = agent.known() else { return };
-    let _setup = crate::events::setup();
-    if active() {
+    let _setup = crate::events::setup(agent);
+    let guard = &agent.engine.resume_guard;
+    if guard.active.load(Ordering::Acquire) {
         return;
     }
     // Absent from a JDK that dropped it: then there is nothing to guard.
@@ -75,21 +70,22 @@ pub fn session_started(agent: &Agent, jni: Jni) {
         tracing::warn!(?e, "cannot set the Thread.resume() breakpoint");
         return;
     }
-    METHOD.store(method as usize, Ordering::Release);
-    INDEX.store(index, Ordering::Release);
-    ACTIVE.store(true, Ordering::Release);
+    guard.method.store(method as usize, Ordering::Release);
+    guard.index.store(index, Ordering::Release);
+    guard.active.store(true, Ordering::Release);
     modes::sync(agent);
 }
 
 /// The debugger left: clears the internal breakpoint. Agent threads only. (Threads waiting in
 /// [`on_breakpoint`] are released by the reset of the suspend counts, not by this.)
 pub fn session_ended(agent: &Agent) {
-    let _setup = crate::events::setup();
-    if !ACTIVE.swap(false, Ordering::AcqRel) {
+    let _setup = crate::events::setup(agent);
+    let guard = &agent.engine.resume_guard;
+    if !guard.active.swap(false, Ordering::AcqRel) {
         return;
     }
-    let method = METHOD.load(Ordering::Acquire) as jmethodID;
-    breakpoints::release(agent, method, INDEX.load(Ordering::Acquire));
+    let method = guard.method.load(Ordering::Acquire) as jmethodID;
+    breakpoints::release(agent, method, guard.index.load(Ordering::Acquire));
     modes::sync(agent);
 }
 

@@ -14,321 +14,18 @@
 use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::Arc;
 
-use jdwp_protocol::{EventKind, FieldId, Location, ObjectId, ReferenceTypeId, SuspendPolicy, ThreadId, Value};
+use jdwp_protocol::{EventKind, SuspendPolicy, Value};
 use jni_sys::{JNIEnv, jclass, jfieldID, jlong, jmethodID, jobject, jvalue};
 
-use crate::agent::{Agent, GlobalRef, agent, lock};
-use crate::events::filter::{EventSubject, Request, Verdict};
-use crate::events::requests::{Matches, match_event};
+use crate::agent::{Agent, GlobalRef, agent};
+use crate::events::filter::Request;
+use crate::events::requests::Matches;
+use crate::events::subject::{Subject, matches, offer_one};
 use crate::events::{breakpoints, entry, unload};
 use crate::jni::{JavaType, Jni};
 use crate::jvmti::sys::{jboolean, jlocation, jthread, jvmtiEnv};
 use crate::raw::{RawEvent, RawValue};
 use crate::step;
-
-// ---- what filters may ask -----------------------------------------------------------------------
-
-/// How to find the event's class (the one class filters test).
-enum ClassSource {
-    None,
-    Given(jclass),
-    /// The declaring class of the event's method (the location's class).
-    OfMethod,
-    /// The class of an object (the monitor, for monitor waits).
-    OfObject(jobject),
-    /// Only a signature is left (class unloads).
-    Signature(String),
-}
-
-/// How to find the event's instance (the one instance filters test).
-enum InstanceSource {
-    None,
-    /// `this` of the current frame, if not static.
-    Frame,
-    /// A given object (the field's object for watchpoints); null for static fields.
-    Object(jobject),
-}
-
-/// What filters may ask about one event, answered lazily from JVMTI and cached.
-pub struct Subject<'a> {
-    agent: &'a Agent,
-    jni: Jni,
-    thread: jthread,
-    method: Option<jmethodID>,
-    index: jlocation,
-    class_source: ClassSource,
-    class: OnceCell<Option<jclass>>,
-    signature: OnceCell<Option<String>>,
-    instance: InstanceSource,
-    exception: Option<(jobject, bool)>,
-    field: Option<(jclass, jfieldID)>,
-}
-
-impl<'a> Subject<'a> {
-    pub fn new(agent: &'a Agent, jni: Jni, thread: jthread) -> Subject<'a> {
-        Subject {
-            agent,
-            jni,
-            thread,
-            method: None,
-            index: -1,
-            class_source: ClassSource::None,
-            class: OnceCell::new(),
-            signature: OnceCell::new(),
-            instance: InstanceSource::None,
-            exception: None,
-            field: None,
-        }
-    }
-
-    /// An event at code index `index` of `method` in `thread` (class: the declaring class;
-    /// instance: `this` of the current frame).
-    pub fn of_method(agent: &'a Agent, jni: Jni, thread: jthread, method: jmethodID, index: jlocation) -> Self {
-        let mut s = Subject::new(agent, jni, thread);
-        s.method = Some(method);
-        s.index = index;
-        s.class_source = ClassSource::OfMethod;
-        s.instance = InstanceSource::Frame;
-        s
-    }
-
-    /// An event about `class` (class prepare; what a method entry tracker asks of a class).
-    pub fn of_class(agent: &'a Agent, jni: Jni, class: jclass) -> Self {
-        let mut s = Subject::new(agent, jni, std::ptr::null_mut());
-        s.class_source = ClassSource::Given(class);
-        s
-    }
-
-    /// An event about a class known by its signature only.
-    pub fn of_signature(agent: &'a Agent, jni: Jni, signature: &str) -> Self {
-        let mut s = Subject::new(agent, jni, std::ptr::null_mut());
-        s.class_source = ClassSource::Signature(signature.to_string());
-        s
-    }
-
-    fn with_class_of(mut self, object: jobject) -> Self {
-        self.class_source = ClassSource::OfObject(object);
-        self
-    }
-
-    fn with_instance(mut self, object: jobject) -> Self {
-        self.instance = InstanceSource::Object(object);
-        self
-    }
-
-    fn with_exception(mut self, exception: jobject, caught: bool) -> Self {
-        self.exception = Some((exception, caught));
-        self
-    }
-
-    fn with_field(mut self, class: jclass, field: jfieldID) -> Self {
-        self.field = Some((class, field));
-        self
-    }
-
-    fn tag_of(&self, obj: jobject) -> Option<u64> {
-        self.agent.jvmti.get_tag(obj).ok().map(|t| t as u64)
-    }
-
-    /// The event's class (a local reference this subject owns unless given).
-    fn class(&self) -> Option<jclass> {
-        *self.class.get_or_init(|| match &self.class_source {
-            ClassSource::Given(c) => Some(*c),
-            ClassSource::OfMethod => self.method.and_then(|m| self.agent.jvmti.get_method_declaring_class(m).ok()),
-            ClassSource::OfObject(o) if !o.is_null() => self.jni.get_object_class(*o).ok(),
-            _ => None,
-        })
-    }
-
-    fn signature(&self) -> Option<&str> {
-        self.signature
-            .get_or_init(|| match &self.class_source {
-                ClassSource::Signature(s) => Some(s.clone()),
-                _ => self.class().and_then(|c| self.agent.jvmti.get_class_signature(c).ok()).map(|(s, _)| s),
-            })
-            .as_deref()
-    }
-
-    /// The event's instance: a local reference (to delete if `owned`), or null.
-    fn instance(&self) -> (jobject, bool) {
-        match self.instance {
-            InstanceSource::None => (std::ptr::null_mut(), false),
-            InstanceSource::Object(o) => (o, false),
-            InstanceSource::Frame => {
-                let (Some(method), false) = (self.method, self.thread.is_null()) else {
-                    return (std::ptr::null_mut(), false);
-                };
-                let is_static = self
-                    .agent
-                    .jvmti
-                    .get_method_modifiers(method)
-                    .map_or(true, |m| m & jdwp_protocol::modifiers::STATIC != 0);
-                if is_static {
-                    return (std::ptr::null_mut(), false);
-                }
-                match self.agent.jvmti.get_local_instance(self.thread, 0) {
-                    Ok(this) => (this, true),
-                    // Native frames have no `this` to show.
-                    Err(_) => (std::ptr::null_mut(), false),
-                }
-            }
-        }
-    }
-}
-
-impl Drop for Subject<'_> {
-    fn drop(&mut self) {
-        let owned = matches!(self.class_source, ClassSource::OfMethod | ClassSource::OfObject(_));
-        if owned && let Some(Some(class)) = self.class.get() {
-            self.jni.delete_local_ref(*class);
-        }
-    }
-}
-
-/// `Lpkg/Name;` → `pkg.Name`; arrays and primitives keep their signature form.
-fn dotted(signature: &str) -> String {
-    match signature.strip_prefix('L').and_then(|s| s.strip_suffix(';')) {
-        Some(name) => name.replace('/', "."),
-        None => signature.to_string(),
-    }
-}
-
-/// The source names a `SourceDebugExtension` (SMAP, JSR-45) lists in its file sections.
-pub fn smap_source_names(smap: &str) -> Vec<&str> {
-    let mut names = Vec::new();
-    let mut in_files = false;
-    let mut lines = smap.lines().map(str::trim);
-    while let Some(line) = lines.next() {
-        if line.starts_with('*') {
-            in_files = line == "*F";
-            continue;
-        }
-        if !in_files {
-            continue;
-        }
-        // "+ id name" is followed by a path line; "id name" stands alone.
-        let (with_path, rest) = match line.strip_prefix('+') {
-            Some(rest) => (true, rest.trim_start()),
-            None => (false, line),
-        };
-        if let Some((_id, name)) = rest.split_once(char::is_whitespace) {
-            names.push(name.trim());
-        }
-        if with_path {
-            lines.next();
-        }
-    }
-    names
-}
-
-impl EventSubject for Subject<'_> {
-    fn in_thread(&self, thread: ThreadId) -> bool {
-        // An object's ID is its JVMTI tag: comparing tags needs neither a lock nor an allocation.
-        !self.thread.is_null() && self.tag_of(self.thread) == Some(thread.0)
-    }
-
-    fn class_is_subtype_of(&self, class: ReferenceTypeId) -> bool {
-        let Some(ours) = self.class() else { return false };
-        match self.agent.object(self.jni, ObjectId(class.0)) {
-            Ok(target) if !target.is_null() => {
-                let result = self.jni.is_assignable_from(ours, target);
-                self.jni.delete_local_ref(target);
-                result
-            }
-            _ => false,
-        }
-    }
-
-    fn class_name_matches(&self, pred: &dyn Fn(&str) -> bool) -> bool {
-        self.signature().is_some_and(|s| pred(&dotted(s)))
-    }
-
-    fn at_location(&self, location: &Location) -> bool {
-        self.method.is_some_and(|m| location.method_id.0 == m as u64) && location.index == self.index as u64
-    }
-
-    fn this_is(&self, instance: ObjectId) -> bool {
-        let (this, owned) = self.instance();
-        if this.is_null() {
-            // Like the JDK's agent: an event without an instance passes.
-            return true;
-        }
-        let same = self.tag_of(this) == Some(instance.0) && !instance.is_null();
-        if owned {
-            self.jni.delete_local_ref(this);
-        }
-        same
-    }
-
-    fn exception_matches(&self, class: ReferenceTypeId, caught: bool, uncaught: bool) -> bool {
-        let Some((exception, is_caught)) = self.exception else { return false };
-        if !(if is_caught { caught } else { uncaught }) {
-            return false;
-        }
-        if class.is_null() {
-            return true;
-        }
-        match self.agent.object(self.jni, ObjectId(class.0)) {
-            Ok(target) if !target.is_null() => {
-                let result = self.jni.is_instance_of(exception, target);
-                self.jni.delete_local_ref(target);
-                result
-            }
-            _ => false,
-        }
-    }
-
-    fn field_is(&self, declaring: ReferenceTypeId, field: FieldId) -> bool {
-        let Some((class, jfield)) = self.field else { return false };
-        self.tag_of(class) == Some(declaring.0)
-            && crate::commands::event_request::watched_field(field) == Some(jfield as usize)
-    }
-
-    fn source_name_matches(&self, pred: &dyn Fn(&str) -> bool) -> bool {
-        let Some(class) = self.class() else { return false };
-        if let Ok(smap) = self.agent.jvmti.get_source_debug_extension(class)
-            && smap_source_names(&smap).into_iter().any(pred)
-        {
-            return true;
-        }
-        self.agent.jvmti.get_source_file_name(class).is_ok_and(|s| pred(&s))
-    }
-}
-
-// ---- matching and reporting ------------------------------------------------------------------------
-
-/// Filters an event of `kind` and returns what it matched. Requests a count used up leave the
-/// table at once; the event helper undoes their JVMTI state.
-pub fn matches(agent: &Agent, kind: EventKind, subject: &dyn EventSubject) -> Option<Matches> {
-    let snapshot = lock(&agent.requests).snapshot(kind)?;
-    let mut expired: Vec<Arc<Request>> = Vec::new();
-    let found = match_event(&snapshot, subject, &mut expired);
-    if !expired.is_empty() {
-        expire(agent, expired);
-    }
-    found
-}
-
-/// Offers an event to one request (a step's); true if it is to be reported.
-fn offer_one(agent: &Agent, request: &Arc<Request>, subject: &dyn EventSubject) -> bool {
-    let report = request.offer(subject) == Verdict::Report;
-    if request.is_expired() {
-        expire(agent, vec![request.clone()]);
-    }
-    report
-}
-
-fn expire(agent: &Agent, expired: Vec<Arc<Request>>) {
-    {
-        let mut table = lock(&agent.requests);
-        for r in &expired {
-            table.remove(r.kind, r.id);
-        }
-    }
-    if let Some(helper) = agent.helper.get() {
-        helper.cleanup(expired);
-    }
-}
 
 thread_local! {
     /// Whether this thread is one of the agent's (asked once per thread: the answer never changes).
@@ -396,7 +93,7 @@ fn finish(agent: &Agent, jni: Jni, thread: jthread, method: usize, index: i64, b
     if batch.events.is_empty() {
         return;
     }
-    if breakpoints::is_set(method, index) {
+    if breakpoints::is_set(agent, method, index) {
         PENDING.with(|p| *p.borrow_mut() = Some(Pending { method, index, batch }));
     } else {
         send(agent, jni, thread, batch);
@@ -563,7 +260,7 @@ pub unsafe extern "system" fn on_class_prepare(_: *mut jvmtiEnv, jni_env: *mut J
 fn add_entry_breakpoints(agent: &Agent, jni: Jni, klass: jclass, agent_thread: bool) {
     if agent_thread {
         // The helper may be this very thread: work in place if nobody holds the setup lock.
-        if let Ok(_setup) = crate::events::try_setup() {
+        if let Ok(_setup) = crate::events::try_setup(agent) {
             entry::add_class(agent, jni, klass);
         } else {
             tracing::warn!("a class prepared by an agent thread may miss its method entry breakpoints");
@@ -576,7 +273,7 @@ fn add_entry_breakpoints(agent: &Agent, jni: Jni, klass: jclass, agent_thread: b
         // Bound as a whole: the closure then captures the `Send` wrapper, not its pointer.
         let class = class;
         {
-            let _setup = crate::events::setup();
+            let _setup = crate::events::setup(agent);
             entry::add_class(agent, jni, class.0);
         }
         jni.delete_global_ref(class.0);
@@ -675,7 +372,7 @@ pub unsafe extern "system" fn on_breakpoint(
                 complete_step(agent, jni, thread, &request, method, location, &mut batch);
             }
             let subject = Subject::of_method(agent, jni, thread, method, location);
-            if entry::is_entry(method as usize, location) {
+            if entry::is_entry(agent, method as usize, location) {
                 let mut entries = Batch::new();
                 add_located(agent, jni, &mut entries, EventKind::MethodEntry, &subject);
                 // JVMTI's order: the entry comes before anything else at the location.
@@ -689,7 +386,7 @@ pub unsafe extern "system" fn on_breakpoint(
         });
         // After the debugger has heard of any events here (a user's breakpoint at the same place
         // included), so that a wait for it never keeps them from it.
-        if crate::app_resume::is_internal(method as usize, location) {
+        if crate::app_resume::is_internal(agent, method as usize, location) {
             framed(jni, || crate::app_resume::on_breakpoint(agent, jni, thread));
         }
     });
@@ -762,7 +459,7 @@ pub unsafe extern "system" fn on_method_entry(
             let mut batch = take_pending(agent, jni, thread, None);
             let start = OnceCell::new();
             let start = || *start.get_or_init(|| agent.jvmti.get_method_location(method).map_or(-1, |(s, _)| s));
-            if entry::mode() == entry::Mode::Global {
+            if entry::mode(agent) == entry::Mode::Global {
                 let subject = Subject::of_method(agent, jni, thread, method, 0);
                 if let Some(m) = matches(agent, EventKind::MethodEntry, &subject) {
                     let index = start();
@@ -859,6 +556,7 @@ pub unsafe extern "system" fn on_method_exit(
 
 // ---- exceptions and watchpoints -------------------------------------------------------------------------
 
+/// The Exception event (the loader's `on_exception` calls it once debugging has started).
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "system" fn on_exception(
     _: *mut jvmtiEnv,
@@ -871,17 +569,6 @@ pub unsafe extern "system" fn on_exception(
     catch_location: jlocation,
 ) {
     crate::guard((), || {
-        if crate::loader::deferred_start_pending() {
-            // `onthrow`/`onuncaught`: no debugger yet, maybe this exception starts one.
-            let thrown = crate::loader::ThrownException {
-                method: method as usize,
-                location,
-                exception,
-                catch: (!catch_method.is_null()).then_some((catch_method as usize, catch_location)),
-            };
-            crate::loader::deferred_exception(jni_env, thread, thrown);
-            return;
-        }
         let Some((agent, jni)) = enter(jni_env, thread) else { return };
         framed(jni, || {
             let mut batch = take_pending(agent, jni, thread, None);
@@ -1094,23 +781,4 @@ pub unsafe extern "system" fn on_monitor_waited(
     timed_out: jboolean,
 ) {
     crate::guard((), || monitor_event(jni_env, thread, object, MonitorDetail::Waited(timed_out != 0)));
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{dotted, smap_source_names};
-
-    #[test]
-    fn signatures_read_as_dotted_names() {
-        assert_eq!(dotted("Ljava/lang/String;"), "java.lang.String");
-        assert_eq!(dotted("LEvents$Late;"), "Events$Late");
-        assert_eq!(dotted("[I"), "[I");
-    }
-
-    #[test]
-    fn smap_file_sections_name_the_sources() {
-        let smap = "SMAP\nHello.java\nJSP\n*S JSP\n*F\n+ 0 Hello.jsp\npages/Hello.jsp\n1 Footer.jsp\n*L\n1#0:5\n*E\n";
-        assert_eq!(smap_source_names(smap), ["Hello.jsp", "Footer.jsp"]);
-        assert!(smap_source_names("SMAP\nA.java\nJava\n*E\n").is_empty());
-    }
 }

@@ -186,11 +186,13 @@ impl<I> Slot<I> {
 }
 
 thread_local! {
+    // Thread-local: the invoking thread's own slot, found without a lock.
     /// The slot of this thread, with the `Thread` it was made for (a native thread attached twice
     /// is two `Thread`s).
     static MINE: RefCell<Option<(GlobalRef, Arc<Slot>)>> = const { RefCell::new(None) };
 }
 
+// Still a static (issue #20): Slot is invoke.rs's type; moving it under agent.engine is next.
 /// Every thread's slot, for the session thread to find by `Thread`. An entry whose thread has
 /// exited (its thread-local copy dropped) is pruned by the session thread.
 static SLOTS: Mutex<Vec<(GlobalRef, Arc<Slot>)>> = Mutex::new(Vec::new());
@@ -599,6 +601,7 @@ struct Finished {
 // SAFETY: as for `Invoke`: the outcome holds only global references.
 unsafe impl Send for Finished {}
 
+// Still a static (issue #20), with SLOTS.
 /// Where event threads hand finished invokes (set once the completer runs).
 static COMPLETER: OnceLock<mpsc::Sender<Finished>> = OnceLock::new();
 
@@ -609,7 +612,9 @@ fn start_completer(agent: &Agent, jni: Jni) -> Result<(), ErrorCode> {
     }
     let (tx, rx) = mpsc::channel::<Finished>();
     let rx = Box::into_raw(Box::new(rx));
-    if let Err(e) = crate::loader::start_agent_thread(agent, jni, "JDWP Invoke Completer", completer_main, rx.cast()) {
+    if let Err(e) =
+        crate::agent_thread::start_agent_thread(agent, jni, "JDWP Invoke Completer", completer_main, rx.cast())
+    {
         tracing::error!(error = %e, "cannot start the invoke completer");
         // SAFETY: the thread did not start, so the box is still ours.
         drop(unsafe { Box::from_raw(rx) });

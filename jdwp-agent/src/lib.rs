@@ -1,24 +1,18 @@
 //! The JDWP agent: a `cdylib` loaded into a HotSpot JVM (`-agentpath:libjdwp_agent.so=...`, or in
 //! place of the JDK's `libjdwp.so`) that serves debuggers over JDWP using JVMTI.
 //!
-//! Status: the foundation. The layout is planned in `ARCHITECTURE.md`; built so far:
-//!
-//! * [`jvmti`] — the JVMTI function table, structures and constants ([`jvmti::sys`], raw FFI
-//!   written from the spec) and thin safe wrappers ([`jvmti::Jvmti`]) that return
-//!   `Result<_, JvmtiError>`, free JVMTI memory on drop and map every JVMTI error to a JDWP one;
-//! * [`jni`] — the JNI calls the agent makes, over `jni-sys`, with exceptions turned into errors
-//!   and local frames as RAII guards;
-//! * [`options`] — the `-agentlib:jdwp=...` option string, parsed as the JDK's agent parses it.
-//!
-//! Still to come: the loader (`Agent_OnLoad`), the VM interface, the command sets, event
-//! handling, step and thread control. The library exports no `Agent_OnLoad` yet, so a JVM refuses
-//! to load it rather than running a half-made agent.
+//! The layout is in `ARCHITECTURE.md`: modules form layers, from the FFI (`jvmti`, `jni`) up
+//! through the agent's state ([`agent`]), the event vocabulary and engine (steps, invocations,
+//! profiling), the command sets (`commands`), to event delivery and the loader (`Agent_OnLoad`);
+//! `tests/layers.rs` checks that no module imports a higher layer. State is owned by the one
+//! [`agent::Agent`]; each remaining module static says why it is one.
 //!
 //! Every function the VM calls (exports and JVMTI callbacks) must run its body inside `guard`,
 //! so that no panic unwinds into the VM.
 
 pub mod agent;
 mod agent_properties;
+mod agent_thread;
 mod allow;
 mod app_resume;
 mod backend;
@@ -28,7 +22,9 @@ mod commands;
 pub mod dispatch;
 mod event_helper;
 pub mod events;
+mod frame_pop;
 mod gate;
+mod heap_walk;
 mod id_hash;
 pub mod id_kinds;
 mod invoke;
@@ -42,12 +38,15 @@ mod raw;
 mod sde;
 pub mod session;
 mod step;
-mod step_switch;
 pub mod thread_control;
 pub mod transport;
 mod values;
 
 use std::panic::{AssertUnwindSafe, UnwindSafe};
+
+// The single-stepping switch is part of stepping; the event helper and the backend name it by
+// its old path.
+use step::switch as step_switch;
 
 /// Runs `f`, returning `default` instead if it panics: a panic must never unwind out of an
 /// `extern "C"` function into the VM (that aborts the process at best).

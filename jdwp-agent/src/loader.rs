@@ -6,11 +6,12 @@ use std::io::Write;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-use crate::jvmti::sys::jthread;
+use crate::jvmti::sys::{jlocation, jthread};
 use jdwp_protocol::{ErrorCode, SuspendPolicy};
-use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jboolean, jint, jobject, jvalue};
+use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jboolean, jint, jmethodID, jobject};
 
 use crate::agent::{Agent, GlobalRef, KnownClasses, agent, install};
+use crate::agent_thread::start_agent_thread;
 use crate::event_helper::EventHelper;
 use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
@@ -94,7 +95,7 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     callbacks.ExceptionCatch = Some(crate::callbacks::on_exception_catch);
     callbacks.MethodEntry = Some(crate::callbacks::on_method_entry);
     callbacks.MethodExit = Some(crate::callbacks::on_method_exit);
-    callbacks.Exception = Some(crate::callbacks::on_exception);
+    callbacks.Exception = Some(on_exception);
     callbacks.FieldAccess = Some(crate::callbacks::on_field_access);
     callbacks.FieldModification = Some(crate::callbacks::on_field_modification);
     callbacks.MonitorContendedEnter = Some(crate::callbacks::on_monitor_contended_enter);
@@ -190,12 +191,44 @@ unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thr
     });
 }
 
+// Static: set in Agent_OnLoad, read by the Exception callback the loader installs.
 /// Set while `onthrow=`/`onuncaught=` defer the start of debugging to an exception.
 static DEFERRED_START: AtomicBool = AtomicBool::new(false);
 
 /// Whether debugging still waits for its `onthrow`/`onuncaught` exception.
 pub(crate) fn deferred_start_pending() -> bool {
     DEFERRED_START.load(Ordering::Acquire)
+}
+
+/// The Exception event: with `onthrow`/`onuncaught` and no debugger yet, maybe the exception that
+/// starts one ([`deferred_exception`]); otherwise the debugger's ([`crate::callbacks::on_exception`]).
+#[allow(clippy::too_many_arguments)]
+unsafe extern "system" fn on_exception(
+    env: *mut jvmtiEnv,
+    jni_env: *mut JNIEnv,
+    thread: jthread,
+    method: jmethodID,
+    location: jlocation,
+    exception: jobject,
+    catch_method: jmethodID,
+    catch_location: jlocation,
+) {
+    if deferred_start_pending() {
+        crate::guard((), || {
+            let thrown = ThrownException {
+                method: method as usize,
+                location,
+                exception,
+                catch: (!catch_method.is_null()).then_some((catch_method as usize, catch_location)),
+            };
+            deferred_exception(jni_env, thread, thrown);
+        });
+        return;
+    }
+    // SAFETY: the VM's arguments, passed on unchanged.
+    unsafe {
+        crate::callbacks::on_exception(env, jni_env, thread, method, location, exception, catch_method, catch_location)
+    }
 }
 
 /// The Exception callback while the start is deferred: if this exception is the one the options
@@ -254,8 +287,10 @@ enum JcmdStart {
     Started = 2,
 }
 
+// Static: read by the exported jcmd entry point, which the VM calls with no agent state.
 static JCMD_START: AtomicU8 = AtomicU8::new(JcmdStart::NotReady as u8);
 
+// Static: C strings jcmd keeps pointers to for the life of the library.
 /// The transport's name and the address printed at startup, for jcmd's answer (C strings that
 /// live as long as the library, as jcmd keeps the pointers).
 static STARTED_AT: OnceLock<(CString, CString)> = OnceLock::new();
@@ -463,31 +498,6 @@ fn load_known_classes(jni: Jni) -> Result<KnownClasses, ErrorCode> {
 
 /// How long a connecting peer has to send `JDWP-Handshake` before the next one is served.
 const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
-
-type StartFn = unsafe extern "system" fn(*mut jvmtiEnv, *mut JNIEnv, *mut c_void);
-
-/// Starts a JVMTI agent thread: a daemon the VM runs for us and the debugger never sees.
-pub(crate) fn start_agent_thread(
-    agent: &Agent,
-    jni: Jni,
-    name: &str,
-    main: StartFn,
-    arg: *mut c_void,
-) -> Result<(), String> {
-    let fail = |what: &str| format!("cannot start the {name} thread: {what}");
-    let thread_class = jni.find_class("java/lang/Thread").map_err(|e| fail(&e.to_string()))?;
-    let ctor = jni.get_method_id(thread_class, "<init>", "(Ljava/lang/String;)V").map_err(|e| fail(&e.to_string()))?;
-    let jname = jni.new_string_utf(name).map_err(|e| fail(&e.to_string()))?;
-    // SAFETY: `ctor` is Thread(String) and the one argument is a String.
-    let thread =
-        unsafe { jni.new_object(thread_class, ctor, &[jvalue { l: jname }]) }.map_err(|e| fail(&e.to_string()))?;
-    let global = jni.new_global_ref(thread).map_err(|e| fail(&e.to_string()))?;
-    // Registered before it runs, so its events are ignored from the first one.
-    agent.add_agent_thread(GlobalRef(global)).map_err(|_| fail("too many agent threads"))?;
-    // SAFETY: `main` is an agent thread body that takes ownership of `arg`, which it was built for.
-    unsafe { agent.jvmti.run_agent_thread(thread, main, arg, sys::JVMTI_THREAD_MAX_PRIORITY) }
-        .map_err(|e| fail(&e.to_string()))
-}
 
 unsafe extern "system" fn helper_main(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, arg: *mut c_void) {
     // SAFETY: `arg` is the inbox boxed by `start`, handed to exactly this thread.

@@ -10,19 +10,16 @@
 //! SMAP does not have leave the table as it is. Locations themselves stay in Java lines: JDI maps
 //! them to strata on its side.
 
-use std::sync::Mutex;
-
-/// The stratum set by `VirtualMachine.SetDefaultStratum` (`None`: each class's own default).
-static DEFAULT_STRATUM: Mutex<Option<String>> = Mutex::new(None);
+use crate::agent::{Agent, lock};
 
 /// `VirtualMachine.SetDefaultStratum` (an empty name goes back to each class's default).
-pub fn set_default_stratum(stratum: &str) {
-    *crate::agent::lock(&DEFAULT_STRATUM) = (!stratum.is_empty()).then(|| stratum.to_owned());
+pub fn set_default_stratum(agent: &Agent, stratum: &str) {
+    *lock(&agent.engine.default_stratum) = (!stratum.is_empty()).then(|| stratum.to_owned());
 }
 
 /// The stratum set by the debugger, if any.
-pub fn default_stratum() -> Option<String> {
-    crate::agent::lock(&DEFAULT_STRATUM).clone()
+pub fn default_stratum(agent: &Agent) -> Option<String> {
+    lock(&agent.engine.default_stratum).clone()
 }
 
 /// One line section entry: `InputStartLine[#FileId][,RepeatCount]:OutputStartLine[,OutputLineIncrement]`.

@@ -43,6 +43,9 @@
 //! same place coexists with them; a callback has the event helper set or clear them (that takes
 //! the setup lock, which application threads may not hold).
 
+pub mod switch;
+pub mod switch_state;
+
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -51,13 +54,13 @@ use jdwp_protocol::commands::event_request::Modifier;
 use jdwp_protocol::{ErrorCode, StepDepth, StepSize, ThreadId};
 use jni_sys::jmethodID;
 
+use self::switch as step_switch;
 use crate::agent::{Agent, GlobalRef, lock};
 use crate::events::breakpoints;
 use crate::events::filter::Request;
 use crate::id_hash::IdMap;
 use crate::jni::Jni;
 use crate::jvmti::sys::{self, jthread};
-use crate::step_switch;
 
 // ---- decisions (pure) ---------------------------------------------------------------------------
 
@@ -323,12 +326,12 @@ struct Steps {
     next_serial: u64,
 }
 
+// Still a static (issue #20): the step state types live in step.rs; moving them under agent.engine is next.
 /// Every thread's step. Never held across a JVMTI or JNI call.
 static STEPS: Mutex<Option<Steps>> = Mutex::new(None);
+// Still a static with STEPS (issue #20).
 /// How many threads step: callbacks skip the lookup when none does.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
-/// Whether a method has line numbers (methods keep their IDs for the life of the VM).
-static HAS_LINES: Mutex<Option<HashMap<usize, bool>>> = Mutex::new(None);
 
 fn with_steps<R>(f: impl FnOnce(&mut Steps) -> R) -> R {
     let mut guard = lock(&STEPS);
@@ -492,15 +495,15 @@ fn stratum_lines(agent: &Agent, method: jmethodID, entries: &[(i64, i32)]) -> Op
     let smap = agent.jvmti.get_source_debug_extension(class);
     jni.delete_local_ref(class);
     let smap = crate::sde::Smap::parse(&smap.ok()?)?;
-    smap.convert(crate::sde::default_stratum().as_deref(), entries)
+    smap.convert(crate::sde::default_stratum(agent).as_deref(), entries)
 }
 
 fn has_lines(agent: &Agent, method: jmethodID) -> bool {
-    if let Some(known) = lock(&HAS_LINES).as_ref().and_then(|m| m.get(&(method as usize))) {
+    if let Some(known) = lock(&agent.engine.has_lines).get(&(method as usize)) {
         return *known;
     }
     let has = !line_table(agent, method).is_empty();
-    lock(&HAS_LINES).get_or_insert_with(HashMap::new).insert(method as usize, has);
+    lock(&agent.engine.has_lines).insert(method as usize, has);
     has
 }
 
@@ -527,7 +530,7 @@ fn origin_here(agent: &Agent, thread: jthread, size: StepSize) -> Result<Origin,
 /// Whether a step into may stop in `method`: the request's class filters do not exclude its class,
 /// and a line step needs line numbers.
 fn enterable(agent: &Agent, jni: Jni, request: &Request, size: StepSize, method: jmethodID) -> bool {
-    let subject = crate::callbacks::Subject::of_method(agent, jni, std::ptr::null_mut(), method, 0);
+    let subject = crate::events::subject::Subject::of_method(agent, jni, std::ptr::null_mut(), method, 0);
     entry_stops(size, request.class_rejects(&subject), || has_lines(agent, method))
 }
 
@@ -548,7 +551,7 @@ fn watch_return(agent: &Agent, thread: jthread, origin_depth: i32, here_depth: i
     let method = method as usize;
     let (taken_tx, taken) = std::sync::mpsc::sync_channel(1);
     helper.run_task(move |agent, _| {
-        let _setup = crate::events::setup();
+        let _setup = crate::events::setup(agent);
         let _ = taken_tx.send(breakpoints::acquire(agent, method as jmethodID, index).is_ok());
     });
     taken.try_recv().unwrap_or(false).then_some(ReturnPoint { method, index, depth: origin_depth })
@@ -559,7 +562,7 @@ fn watch_return(agent: &Agent, thread: jthread, origin_depth: i32, here_depth: i
 fn unwatch_return(agent: &Agent, point: ReturnPoint) {
     if let Some(helper) = agent.helper.get() {
         helper.spawn_task(move |agent, _| {
-            let _setup = crate::events::setup();
+            let _setup = crate::events::setup(agent);
             breakpoints::release(agent, point.method as jmethodID, point.index);
         });
     }
@@ -672,7 +675,7 @@ pub fn on_single_step(agent: &Agent, jni: Jni, thread: jthread, method: jmethodI
         return None;
     }
     // A thread completing a `PopFrames` steps to its caller for the agent, not for the program.
-    if crate::commands::stack_frame::popping_thread() == Some(id) {
+    if crate::frame_pop::popping_thread(agent) == Some(id) {
         return None;
     }
     let depth = agent.jvmti.get_frame_count(thread).ok()?;
@@ -728,7 +731,7 @@ pub fn on_breakpoint(agent: &Agent, jni: Jni, thread: jthread, method: jmethodID
     let id = thread_id(agent, thread)?;
     let step = snapshot(id)?;
     let point = step.returning.filter(|p| p.method == method as usize && p.index == index)?;
-    if crate::commands::stack_frame::popping_thread() == Some(id) {
+    if crate::frame_pop::popping_thread(agent) == Some(id) {
         return None;
     }
     let depth = agent.jvmti.get_frame_count(thread).ok()?;
@@ -872,6 +875,7 @@ pub fn completed(agent: &Agent, jni: Jni, thread: jthread, request: &Request) {
 }
 
 thread_local! {
+    // Thread-local: per-thread scratch of the callback running on that thread.
     /// A step of the current thread ended in this callback and left its thread-level modes as
     /// they were (see [`completed`]).
     static UNSETTLED: std::cell::Cell<Option<ThreadId>> = const { std::cell::Cell::new(None) };

@@ -162,6 +162,7 @@ pub fn is_primitive_descriptor(descriptor: &str) -> bool {
 
 /// `Class.getComponentType` for the array class `array_class` (a local reference).
 pub fn component_type(agent: &Agent, jni: Jni, array_class: jclass) -> Result<jclass, ErrorCode> {
+    // Static: a method ID of a bootstrap class, valid for the VM's life.
     static GET_COMPONENT_TYPE: OnceLock<usize> = OnceLock::new();
     let method = match GET_COMPONENT_TYPE.get() {
         Some(m) => *m,

@@ -1,45 +1,16 @@
-//! `EventRequest` (command set 15): requests in the table, and the JVMTI state behind them
-//! (breakpoints, field watches, steps, enabled events) kept in step with it.
-//!
-//! All changes to that JVMTI state happen under [`crate::events::setup`], on agent threads: here
-//! (the session thread) and in [`forget_requests`] (also run by the event helper for requests a
-//! count expired).
-
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+//! `EventRequest` (command set 15): checks a request's modifiers and hands it to
+//! [`crate::events::install`], which keeps the request table and the JVMTI state behind it in step.
 
 use jdwp_protocol::commands::event_request::*;
-use jdwp_protocol::{ErrorCode, EventKind, FieldId, Location};
-use jni_sys::{jclass, jfieldID, jmethodID};
+use jdwp_protocol::{ErrorCode, EventKind, Location};
+use jni_sys::jmethodID;
 
 use crate::agent::{Agent, FieldScope, lock};
 use crate::dispatch::Entry;
-use crate::events::breakpoints::{self, Watch};
-use crate::events::filter::Request;
-use crate::events::{entry, modes, unload};
+use crate::events::breakpoints::Watch;
+use crate::events::install::{self, Plan};
 use crate::jni::Jni;
-use crate::jvmti::sys::jthread;
 use jdwp_protocol::commands as c;
-
-/// What a request set up in JVMTI, to be undone exactly when it goes.
-#[derive(Debug, Clone, Copy)]
-enum Installed {
-    Breakpoint(usize, i64),
-    Watch(Watch, u64, usize),
-    Step,
-}
-
-/// Request ID → what it installed. Changed under the setup lock.
-static INSTALLED: Mutex<Option<HashMap<i32, Installed>>> = Mutex::new(None);
-
-/// Field IDs named by watchpoint requests → their `jfieldID`s, for the `FieldOnly` filter (read by
-/// event threads). Entries stay: field IDs are never reused.
-static WATCHED_FIELDS: Mutex<Option<HashMap<u64, usize>>> = Mutex::new(None);
-
-/// The `jfieldID` of a field some watchpoint request named.
-pub fn watched_field(field: FieldId) -> Option<usize> {
-    lock(&WATCHED_FIELDS).as_ref().and_then(|m| m.get(&field.0).copied())
-}
 
 /// Whether events of this kind are ever reported. `FramePop`, `ExceptionCatch`, `ClassLoad` and
 /// `UserDefined` have no event layout in JDWP (HotSpot's agent accepts them and never reports
@@ -72,14 +43,6 @@ fn location_method(agent: &Agent, jni: Jni, loc: &Location) -> Result<jmethodID,
     let method = agent.method_of(jni, class, loc.method_id);
     jni.delete_local_ref(class);
     method
-}
-
-/// What a request needs in JVMTI, resolved from its modifiers before anything is set up.
-enum Plan {
-    Nothing,
-    Breakpoint(jmethodID, i64),
-    Watch(Watch, jclass, u64, FieldId, jfieldID),
-    Step(jthread),
 }
 
 fn plan(agent: &Agent, jni: Jni, cmd: &Set) -> Result<Plan, ErrorCode> {
@@ -180,112 +143,26 @@ pub fn set(agent: &Agent, cmd: Set) -> Result<SetReply, ErrorCode> {
     }
     let jni = agent.jni()?;
     let plan = plan(agent, jni, &cmd)?;
-    let _setup = crate::events::setup();
-    let request = lock(&agent.requests).add(kind, cmd.suspend_policy, cmd.modifiers)?;
-    if let Err(e) = install(agent, jni, &request, plan) {
-        lock(&agent.requests).remove(kind, request.id);
-        uninstall(agent, jni, &request);
-        return Err(e);
-    }
-    changed(agent, jni, &[kind]);
-    Ok(SetReply { request_id: request.id })
-}
-
-fn install(agent: &Agent, jni: Jni, request: &Arc<Request>, plan: Plan) -> Result<(), ErrorCode> {
-    let installed = match plan {
-        Plan::Nothing => return Ok(()),
-        Plan::Breakpoint(method, index) => {
-            breakpoints::acquire(agent, method, index)?;
-            Installed::Breakpoint(method as usize, index)
-        }
-        Plan::Watch(watch, class, class_id, field_id, field) => {
-            lock(&WATCHED_FIELDS).get_or_insert_with(HashMap::new).insert(field_id.0, field as usize);
-            breakpoints::acquire_watch(agent, jni, watch, class, class_id, field)?;
-            Installed::Watch(watch, class_id, field as usize)
-        }
-        Plan::Step(thread) => {
-            // Record it first: a failed begin is undone like a finished step.
-            lock(&INSTALLED).get_or_insert_with(HashMap::new).insert(request.id, Installed::Step);
-            crate::step::begin(agent, jni, thread, request.clone())?;
-            Installed::Step
-        }
-    };
-    lock(&INSTALLED).get_or_insert_with(HashMap::new).insert(request.id, installed);
-    Ok(())
-}
-
-/// Undoes what a request installed (nothing if it installed nothing).
-fn uninstall(agent: &Agent, jni: Jni, request: &Request) {
-    let Some(installed) = lock(&INSTALLED).as_mut().and_then(|m| m.remove(&request.id)) else { return };
-    match installed {
-        Installed::Breakpoint(method, index) => breakpoints::release(agent, method as jmethodID, index),
-        Installed::Watch(watch, class_id, field) => {
-            breakpoints::release_watch(agent, jni, watch, class_id, field as jfieldID)
-        }
-        Installed::Step => crate::step::end(agent, jni, request),
-    }
-}
-
-/// The requests of these kinds changed: bring the trackers and the enabled events in line.
-fn changed(agent: &Agent, jni: Jni, kinds: &[EventKind]) {
-    if kinds.contains(&EventKind::MethodEntry) {
-        entry::recompute(agent, jni);
-    }
-    if kinds.contains(&EventKind::ClassUnload) {
-        unload::sync(agent, jni);
-    }
-    modes::sync(agent);
-}
-
-/// Removes requests from the table (if still there) and undoes their JVMTI state. Agent threads
-/// only: the session thread, or the event helper for requests a count expired.
-pub fn forget_requests(agent: &Agent, jni: Jni, requests: &[Arc<Request>]) {
-    if requests.is_empty() {
-        return;
-    }
-    let _setup = crate::events::setup();
-    let mut kinds = Vec::new();
-    for r in requests {
-        lock(&agent.requests).remove(r.kind, r.id);
-        uninstall(agent, jni, r);
-        if !kinds.contains(&r.kind) {
-            kinds.push(r.kind);
-        }
-    }
-    changed(agent, jni, &kinds);
-}
-
-/// Classes were redefined, which cleared every JVMTI breakpoint in them: breakpoint requests
-/// located in them go, as with the JDK's agent (JDI deletes them too), and method entry
-/// breakpoints are set again in their new code, and steps waiting at a breakpoint in them wait
-/// anew. For the session thread, after `RedefineClasses`.
-pub fn classes_redefined(agent: &Agent, jni: Jni, classes: &[jclass]) {
-    let ids: Vec<u64> = classes.iter().filter_map(|&c| agent.jvmti.get_tag(c).ok()).map(|t| t as u64).collect();
-    let doomed: Vec<Arc<Request>> = lock(&agent.requests)
-        .of_kind(EventKind::Breakpoint)
-        .into_iter()
-        .filter(|r| r.location().is_some_and(|l| ids.contains(&l.class_id.0)))
-        .collect();
-    forget_requests(agent, jni, &doomed);
-    crate::step::classes_redefined(agent, jni, classes);
-    let _setup = crate::events::setup();
-    entry::classes_redefined(agent, jni, classes);
-    modes::sync(agent);
+    let request_id = install::add(agent, jni, kind, cmd.suspend_policy, cmd.modifiers, plan)?;
+    Ok(SetReply { request_id })
 }
 
 pub fn clear(agent: &Agent, cmd: Clear) -> Result<ClearReply, ErrorCode> {
     let removed = lock(&agent.requests).remove(cmd.event_kind, cmd.request_id);
     if let Some(r) = removed {
-        forget_requests(agent, agent.jni()?, &[r]);
+        install::forget_requests(agent, agent.jni()?, &[r]);
     }
     Ok(ClearReply {})
 }
 
 pub fn clear_all_breakpoints(agent: &Agent, _: ClearAllBreakpoints) -> Result<ClearAllBreakpointsReply, ErrorCode> {
     let removed = lock(&agent.requests).remove_kind(EventKind::Breakpoint);
-    forget_requests(agent, agent.jni()?, &removed);
+    install::forget_requests(agent, agent.jni()?, &removed);
     Ok(ClearAllBreakpointsReply {})
 }
+
+// The event helper and the backend still reach the engine through this module.
+pub(crate) use crate::events::install::forget_requests;
 
 /// This module's commands.
 pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;

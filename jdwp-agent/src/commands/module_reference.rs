@@ -3,29 +3,18 @@
 //! Modules are `java.lang.Module` objects; their name and loader come from the object's own
 //! accessors (plain getters: no debuggee code runs).
 
-use std::sync::OnceLock;
-
 use jdwp_protocol::commands::module_reference::*;
 use jdwp_protocol::{ClassLoaderId, ErrorCode, ModuleId};
 use jni_sys::{jclass, jmethodID, jobject};
 
 use crate::agent::Agent;
+use crate::agent::engine::ModuleMethods;
 use crate::dispatch::Entry;
 use crate::jni::{JavaType, Jni};
 use jdwp_protocol::commands as c;
 
-/// The methods of `java.lang.Module` the agent calls (bootstrap classes are never unloaded, so
-/// the IDs stay valid).
-struct ModuleMethods {
-    class_get_module: usize,
-    get_name: usize,
-    get_class_loader: usize,
-}
-
-static METHODS: OnceLock<ModuleMethods> = OnceLock::new();
-
-fn methods(agent: &Agent, jni: Jni) -> Result<&'static ModuleMethods, ErrorCode> {
-    if let Some(m) = METHODS.get() {
+fn methods(agent: &Agent, jni: Jni) -> Result<&ModuleMethods, ErrorCode> {
+    if let Some(m) = agent.engine.module_methods.get() {
         return Ok(m);
     }
     let class = agent.known()?.class.0;
@@ -34,7 +23,7 @@ fn methods(agent: &Agent, jni: Jni) -> Result<&'static ModuleMethods, ErrorCode>
     let get_name = jni.get_method_id(module, "getName", "()Ljava/lang/String;")? as usize;
     let get_class_loader = jni.get_method_id(module, "getClassLoader", "()Ljava/lang/ClassLoader;")? as usize;
     jni.delete_local_ref(module);
-    Ok(METHODS.get_or_init(|| ModuleMethods { class_get_module, get_name, get_class_loader }))
+    Ok(agent.engine.module_methods.get_or_init(|| ModuleMethods { class_get_module, get_name, get_class_loader }))
 }
 
 /// Calls an accessor returning an object on `obj` (a local reference, or null).
@@ -53,7 +42,7 @@ pub(crate) fn class_module(agent: &Agent, jni: Jni, class: jclass) -> Result<job
 }
 
 /// A module by ID, checked to be a `java.lang.Module`, and the methods to ask it with.
-fn module(agent: &Agent, jni: Jni, id: ModuleId) -> Result<(jobject, &'static ModuleMethods), ErrorCode> {
+fn module(agent: &Agent, jni: Jni, id: ModuleId) -> Result<(jobject, &ModuleMethods), ErrorCode> {
     let m = methods(agent, jni)?;
     Ok((agent.module(jni, id)?, m))
 }

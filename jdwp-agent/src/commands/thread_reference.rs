@@ -41,7 +41,7 @@ pub fn resume(agent: &Agent, cmd: Resume) -> Result<ResumeReply, ErrorCode> {
     {
         session.answer_now(jdwp_protocol::codec::encode_body(&ResumeReply {}, crate::agent::ID_SIZES));
     }
-    crate::step_switch::threads_resuming(agent);
+    crate::step::switch::threads_resuming(agent);
     agent.threads.lock().resume_thread(&JvmtiSuspend { agent, jni }, cmd.thread)?;
     Ok(ResumeReply {})
 }

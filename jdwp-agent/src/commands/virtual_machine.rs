@@ -12,6 +12,7 @@ use jdwp_protocol::commands as c;
 /// the properties the VM defines, not `java.version`, which the class library sets: that one is
 /// read as the program reads it, once.
 pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
+    // Static: the VM's version, read once.
     static JAVA_VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     let prop = |name: &str| agent.jvmti.get_system_property(name).unwrap_or_default();
     let vm_name = prop("java.vm.name");
@@ -137,7 +138,7 @@ pub fn suspend(agent: &Agent, _: Suspend) -> Result<SuspendReply, ErrorCode> {
 
 pub fn resume(agent: &Agent, _: Resume) -> Result<ResumeReply, ErrorCode> {
     let jni = agent.jni()?;
-    crate::step_switch::threads_resuming(agent);
+    crate::step::switch::threads_resuming(agent);
     agent.threads.lock().resume_all(&JvmtiSuspend { agent, jni });
     Ok(ResumeReply {})
 }
@@ -180,7 +181,7 @@ pub fn capabilities_new(agent: &Agent, _: CapabilitiesNew) -> Result<Capabilitie
         can_redefine_classes: caps.can_redefine_classes(),
         can_add_method: false,
         can_unrestrictedly_redefine_classes: false,
-        can_pop_frames: super::stack_frame::can_pop_frames(agent),
+        can_pop_frames: crate::frame_pop::can_pop_frames(agent),
         can_use_instance_filters: true,
         can_get_source_debug_extension: caps.can_get_source_debug_extension(),
         can_request_vm_death_event: true,
@@ -273,13 +274,13 @@ pub fn redefine_classes(agent: &Agent, cmd: RedefineClasses) -> Result<RedefineC
     // HotSpot drops every breakpoint in a redefined class: forget the requests located there and
     // set method-entry breakpoints again.
     let classes: Vec<jni_sys::jclass> = definitions.iter().map(|(c, _)| *c).collect();
-    crate::commands::event_request::classes_redefined(agent, jni, &classes);
+    crate::events::install::classes_redefined(agent, jni, &classes);
     Ok(RedefineClassesReply {})
 }
 
 /// Line steps judge lines in this stratum from now on (see [`crate::sde`]).
-pub fn set_default_stratum(_: &Agent, cmd: SetDefaultStratum) -> Result<SetDefaultStratumReply, ErrorCode> {
-    crate::sde::set_default_stratum(&cmd.stratum_id);
+pub fn set_default_stratum(agent: &Agent, cmd: SetDefaultStratum) -> Result<SetDefaultStratumReply, ErrorCode> {
+    crate::sde::set_default_stratum(agent, &cmd.stratum_id);
     Ok(SetDefaultStratumReply {})
 }
 

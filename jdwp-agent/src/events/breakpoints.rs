@@ -1,43 +1,36 @@
 //! JVMTI breakpoints and field watches, counted: JVMTI allows one of each per location or field,
 //! while any number of requests (and the method entry tracker) may want one.
 //!
-//! Changed only under [`super::setup`] (agent threads); event callbacks only ask whether a
-//! breakpoint is set, under a lock never held across a VM call.
-
-use std::collections::HashMap;
-use std::sync::Mutex;
+//! Their counts are [`crate::agent::engine::EngineState`]'s. Changed only under [`super::setup`]
+//! (agent threads); event callbacks only ask whether a breakpoint is set, under a lock never held
+//! across a VM call.
 
 use jdwp_protocol::ErrorCode;
 use jni_sys::{jfieldID, jmethodID};
 
+use crate::agent::engine::WatchEntry;
 use crate::agent::{Agent, GlobalRef, lock};
 use crate::jni::Jni;
 
-/// Set breakpoints: (method, code index) → how many users.
-static BREAKPOINTS: Mutex<Option<HashMap<(usize, i64), u32>>> = Mutex::new(None);
-
 /// Whether a JVMTI breakpoint is set at this location (so a breakpoint event will follow a single
 /// step or method entry there). Any thread.
-pub fn is_set(method: usize, index: i64) -> bool {
-    lock(&BREAKPOINTS).as_ref().is_some_and(|m| m.contains_key(&(method, index)))
+pub fn is_set(agent: &Agent, method: usize, index: i64) -> bool {
+    lock(&agent.engine.breakpoints).contains_key(&(method, index))
 }
 
 /// Takes one use of the breakpoint at (`method`, `index`), setting it if it is the first.
 pub fn acquire(agent: &Agent, method: jmethodID, index: i64) -> Result<(), ErrorCode> {
     let key = (method as usize, index);
     let first = {
-        let mut bps = lock(&BREAKPOINTS);
-        let count = bps.get_or_insert_with(HashMap::new).entry(key).or_insert(0);
+        let mut bps = lock(&agent.engine.breakpoints);
+        let count = bps.entry(key).or_insert(0);
         *count += 1;
         *count == 1
     };
     if first && let Err(e) = agent.jvmti.set_breakpoint(method, index) {
         // Someone else's breakpoint (another JVMTI agent) is no error; anything else is.
         if e != crate::jvmti::JvmtiError::DUPLICATE {
-            let mut bps = lock(&BREAKPOINTS);
-            if let Some(map) = bps.as_mut() {
-                map.remove(&key);
-            }
+            lock(&agent.engine.breakpoints).remove(&key);
             return Err(e.into());
         }
     }
@@ -48,8 +41,7 @@ pub fn acquire(agent: &Agent, method: jmethodID, index: i64) -> Result<(), Error
 pub fn release(agent: &Agent, method: jmethodID, index: i64) {
     let key = (method as usize, index);
     let last = {
-        let mut bps = lock(&BREAKPOINTS);
-        let Some(map) = bps.as_mut() else { return };
+        let mut map = lock(&agent.engine.breakpoints);
         match map.get_mut(&key) {
             Some(count) if *count > 1 => {
                 *count -= 1;
@@ -68,24 +60,7 @@ pub fn release(agent: &Agent, method: jmethodID, index: i64) {
     }
 }
 
-/// Which of the two field watches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Watch {
-    Access,
-    Modification,
-}
-
-struct WatchEntry {
-    count: u32,
-    /// The class the watch was set through (a global reference, for clearing it).
-    class: GlobalRef,
-}
-
-/// A watch: its kind, the ID of the class it was set through, the field.
-type WatchKey = (Watch, u64, usize);
-
-/// Set field watches → users.
-static WATCHES: Mutex<Option<HashMap<WatchKey, WatchEntry>>> = Mutex::new(None);
+pub use crate::agent::engine::Watch;
 
 /// Takes one use of a watch of `field` of `class` (whose ID is `class_id`), setting it if first.
 pub fn acquire_watch(
@@ -97,7 +72,7 @@ pub fn acquire_watch(
     field: jfieldID,
 ) -> Result<(), ErrorCode> {
     let key = (watch, class_id, field as usize);
-    if let Some(entry) = lock(&WATCHES).get_or_insert_with(HashMap::new).get_mut(&key) {
+    if let Some(entry) = lock(&agent.engine.watches).get_mut(&key) {
         entry.count += 1;
         return Ok(());
     }
@@ -111,7 +86,7 @@ pub fn acquire_watch(
         Err(e) => return Err(e.into()),
     }
     let global = GlobalRef(jni.new_global_ref(class)?);
-    lock(&WATCHES).get_or_insert_with(HashMap::new).insert(key, WatchEntry { count: 1, class: global });
+    lock(&agent.engine.watches).insert(key, WatchEntry { count: 1, class: global });
     Ok(())
 }
 
@@ -119,8 +94,7 @@ pub fn acquire_watch(
 pub fn release_watch(agent: &Agent, jni: Jni, watch: Watch, class_id: u64, field: jfieldID) {
     let key = (watch, class_id, field as usize);
     let last = {
-        let mut watches = lock(&WATCHES);
-        let Some(map) = watches.as_mut() else { return };
+        let mut map = lock(&agent.engine.watches);
         match map.get_mut(&key) {
             Some(entry) if entry.count > 1 => {
                 entry.count -= 1;
@@ -140,4 +114,10 @@ pub fn release_watch(agent: &Agent, jni: Jni, watch: Watch, class_id: u64, field
         }
         jni.delete_global_ref(entry.class.0);
     }
+}
+
+/// The `jfieldID` of a field some watchpoint request named ([`super::install`] records them). Any
+/// thread.
+pub fn watched_field(agent: &Agent, field: jdwp_protocol::FieldId) -> Option<usize> {
+    lock(&agent.engine.watched_fields).get(&field.0).copied()
 }

@@ -16,8 +16,8 @@
 //! [`wants_class`].
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use jdwp_protocol::{EventKind, class_status, modifiers};
 use jni_sys::{jclass, jmethodID};
@@ -25,68 +25,43 @@ use jni_sys::{jclass, jmethodID};
 use super::breakpoints;
 use super::filter::Request;
 use crate::agent::{Agent, lock};
-use crate::callbacks::Subject;
+use crate::events::subject::Subject;
 use crate::jni::Jni;
 
-/// How method entries are caught.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
-    /// No method entry request.
-    Off = 0,
-    /// The JVMTI `MethodEntry` event, for all threads.
-    Global = 1,
-    /// Breakpoints at the first bytecode of the methods of matching classes.
-    Breakpoints = 2,
-}
+pub use crate::agent::engine::EntryMode as Mode;
+use crate::agent::engine::EntryState;
 
-struct EntryState {
-    mode: Mode,
-    /// Methods with an entry breakpoint → its code index (each holds one use of the breakpoint).
-    methods: Option<HashMap<usize, i64>>,
-    /// The requests whose classes get entry breakpoints.
-    requests: Vec<Arc<Request>>,
-}
-
-static ENTRY: Mutex<EntryState> = Mutex::new(EntryState { mode: Mode::Off, methods: None, requests: Vec::new() });
-
-impl EntryState {
-    fn methods(&mut self) -> &mut HashMap<usize, i64> {
-        self.methods.get_or_insert_with(HashMap::new)
-    }
-}
-
-/// [`EntryState::mode`], readable without the lock by every method entry callback.
-static MODE: AtomicU8 = AtomicU8::new(Mode::Off as u8);
-
-pub fn mode() -> Mode {
-    match MODE.load(Ordering::Acquire) {
+/// How method entries are caught now: [`EntryState::mode`], read without the lock by every method
+/// entry callback.
+pub fn mode(agent: &Agent) -> Mode {
+    match agent.engine.entry_mode.load(Ordering::Acquire) {
         1 => Mode::Global,
         2 => Mode::Breakpoints,
         _ => Mode::Off,
     }
 }
 
-fn set_mode(state: &mut EntryState, mode: Mode) {
+fn set_mode(agent: &Agent, state: &mut EntryState, mode: Mode) {
     state.mode = mode;
-    MODE.store(mode as u8, Ordering::Release);
+    agent.engine.entry_mode.store(mode as u8, Ordering::Release);
 }
 
 /// Whether (`method`, `index`) is an entry breakpoint: a breakpoint there is a method entry.
-pub fn is_entry(method: usize, index: i64) -> bool {
-    if mode() != Mode::Breakpoints {
+pub fn is_entry(agent: &Agent, method: usize, index: i64) -> bool {
+    if mode(agent) != Mode::Breakpoints {
         return false;
     }
-    let state = lock(&ENTRY);
-    state.mode == Mode::Breakpoints && state.methods.as_ref().and_then(|m| m.get(&method)) == Some(&index)
+    let state = lock(&agent.engine.entry);
+    state.mode == Mode::Breakpoints && state.methods.get(&method) == Some(&index)
 }
 
 /// Whether a class just prepared may need entry breakpoints (callbacks; cheap when not).
 pub fn wants_class(agent: &Agent, jni: Jni, class: jclass) -> bool {
-    if mode() != Mode::Breakpoints {
+    if mode(agent) != Mode::Breakpoints {
         return false;
     }
     let requests = {
-        let state = lock(&ENTRY);
+        let state = lock(&agent.engine.entry);
         if state.mode != Mode::Breakpoints {
             return false;
         }
@@ -141,10 +116,10 @@ pub fn recompute(agent: &Agent, jni: Jni) {
 /// Releases every entry breakpoint and switches to `mode` (`Off` or `Global`).
 fn switch(agent: &Agent, mode: Mode) {
     let methods = {
-        let mut state = lock(&ENTRY);
-        set_mode(&mut state, mode);
+        let mut state = lock(&agent.engine.entry);
+        set_mode(agent, &mut state, mode);
         state.requests.clear();
-        state.methods.take().unwrap_or_default()
+        std::mem::take(&mut state.methods)
     };
     for (method, index) in methods {
         breakpoints::release(agent, method as jmethodID, index);
@@ -158,8 +133,8 @@ fn try_breakpoints(agent: &Agent, jni: Jni, requests: Vec<Arc<Request>>) {
     // Switch first, with class prepare events on, so that a class prepared during the scan below is
     // caught either by the scan or by its prepare event.
     {
-        let mut state = lock(&ENTRY);
-        set_mode(&mut state, Mode::Breakpoints);
+        let mut state = lock(&agent.engine.entry);
+        set_mode(agent, &mut state, Mode::Breakpoints);
         state.requests = requests.clone();
     }
     super::modes::sync(agent);
@@ -183,14 +158,14 @@ fn try_breakpoints(agent: &Agent, jni: Jni, requests: Vec<Arc<Request>>) {
         return;
     }
     let (old, new): (HashMap<usize, i64>, Vec<(usize, i64)>) = {
-        let mut state = lock(&ENTRY);
-        let methods = state.methods();
+        let state = lock(&agent.engine.entry);
+        let methods = &state.methods;
         let old = methods.iter().filter(|(m, _)| !wanted.contains_key(m)).map(|(m, i)| (*m, *i)).collect();
         let new = wanted.iter().filter(|(m, _)| !methods.contains_key(m)).map(|(m, i)| (*m, *i)).collect();
         (old, new)
     };
     for (method, index) in old {
-        lock(&ENTRY).methods().remove(&method);
+        lock(&agent.engine.entry).methods.remove(&method);
         breakpoints::release(agent, method as jmethodID, index);
     }
     install(agent, new);
@@ -199,7 +174,7 @@ fn try_breakpoints(agent: &Agent, jni: Jni, requests: Vec<Arc<Request>>) {
 /// Sets entry breakpoints; on failure gives up on breakpoints for the global event.
 fn install(agent: &Agent, methods: Vec<(usize, i64)>) {
     for (method, index) in methods {
-        if lock(&ENTRY).methods().contains_key(&method) {
+        if lock(&agent.engine.entry).methods.contains_key(&method) {
             continue;
         }
         if let Err(e) = breakpoints::acquire(agent, method as jmethodID, index) {
@@ -207,7 +182,7 @@ fn install(agent: &Agent, methods: Vec<(usize, i64)>) {
             switch(agent, Mode::Global);
             return;
         }
-        lock(&ENTRY).methods().insert(method, index);
+        lock(&agent.engine.entry).methods.insert(method, index);
     }
 }
 
@@ -224,7 +199,7 @@ fn class_matches(agent: &Agent, jni: Jni, requests: &[Arc<Request>], class: jcla
 /// [`super::setup`] (run by the event helper for the preparing thread).
 pub fn add_class(agent: &Agent, jni: Jni, class: jclass) {
     let requests = {
-        let state = lock(&ENTRY);
+        let state = lock(&agent.engine.entry);
         if state.mode != Mode::Breakpoints {
             return;
         }
@@ -244,16 +219,16 @@ pub fn add_class(agent: &Agent, jni: Jni, class: jclass) {
 /// Classes were redefined (JVMTI cleared their breakpoints): set their entry breakpoints again,
 /// in their new methods. Holds [`super::setup`].
 pub fn classes_redefined(agent: &Agent, jni: Jni, classes: &[jclass]) {
-    if mode() != Mode::Breakpoints {
+    if mode(agent) != Mode::Breakpoints {
         return;
     }
-    let methods: Vec<(usize, i64)> = lock(&ENTRY).methods().iter().map(|(m, i)| (*m, *i)).collect();
+    let methods: Vec<(usize, i64)> = lock(&agent.engine.entry).methods.iter().map(|(m, i)| (*m, *i)).collect();
     for (method, index) in methods {
         let Ok(declaring) = agent.jvmti.get_method_declaring_class(method as jmethodID) else { continue };
         let redefined = classes.iter().any(|&c| jni.is_same_object(c, declaring));
         jni.delete_local_ref(declaring);
         if redefined {
-            lock(&ENTRY).methods().remove(&method);
+            lock(&agent.engine.entry).methods.remove(&method);
             breakpoints::release(agent, method as jmethodID, index);
         }
     }

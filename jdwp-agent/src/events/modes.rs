@@ -1,10 +1,10 @@
 //! Which JVMTI events are enabled for all threads: exactly those some request (or the method entry
 //! and class unload trackers, or the `Thread.resume` guard of [`crate::app_resume`]) needs right
-//! now, so that an idle debugger costs the VM nothing.
+//! now, so that an idle debugger costs the VM nothing. What was applied last is
+//! [`crate::agent::engine::EngineState::applied_modes`], changed under [`super::setup`] only.
 //! Single steps and frame pops are never enabled globally: steps enable them per thread.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::atomic::Ordering;
 
 use jdwp_protocol::EventKind;
 
@@ -12,28 +12,25 @@ use super::{entry, unload};
 use crate::agent::{Agent, lock};
 use crate::jvmti::sys::{self, jvmtiEvent};
 
-/// The global mode last applied to each event. Changed under [`super::setup`] only.
-static APPLIED: Mutex<Option<HashMap<jvmtiEvent, bool>>> = Mutex::new(None);
-
 /// Enables or disables each managed JVMTI event as the requests now need. Holds
 /// [`super::setup`].
 pub fn sync(agent: &Agent) {
     let wanted: Vec<(jvmtiEvent, bool)> = {
         let requests = lock(&agent.requests);
         let wants = |k: EventKind| requests.wants(k);
-        let entry = entry::mode();
+        let entry = entry::mode(agent);
         vec![
             (
                 sys::JVMTI_EVENT_BREAKPOINT,
                 wants(EventKind::Breakpoint)
                     || entry == entry::Mode::Breakpoints
-                    || crate::app_resume::active()
+                    || agent.engine.resume_guard.active.load(Ordering::Acquire)
                     // Steps over wait for returns at breakpoints (see `crate::step`).
                     || wants(EventKind::SingleStep),
             ),
             (
                 sys::JVMTI_EVENT_CLASS_PREPARE,
-                wants(EventKind::ClassPrepare) || entry == entry::Mode::Breakpoints || unload::tracking(),
+                wants(EventKind::ClassPrepare) || entry == entry::Mode::Breakpoints || unload::tracking(agent),
             ),
             (sys::JVMTI_EVENT_THREAD_START, wants(EventKind::ThreadStart)),
             (sys::JVMTI_EVENT_THREAD_END, wants(EventKind::ThreadDeath)),
@@ -49,13 +46,13 @@ pub fn sync(agent: &Agent) {
         ]
     };
     for (event, on) in wanted {
-        let current = lock(&APPLIED).as_ref().and_then(|m| m.get(&event).copied()).unwrap_or(false);
+        let current = lock(&agent.engine.applied_modes).get(&event).copied().unwrap_or(false);
         if current == on {
             continue;
         }
         match agent.jvmti.set_event_notification_mode(on, event, std::ptr::null_mut()) {
             Ok(()) => {
-                lock(&APPLIED).get_or_insert_with(HashMap::new).insert(event, on);
+                lock(&agent.engine.applied_modes).insert(event, on);
             }
             Err(e) => tracing::warn!(event, on, %e, "could not change an event's notification mode"),
         }

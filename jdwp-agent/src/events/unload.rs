@@ -23,40 +23,25 @@
 //! class unloaded in between is never reported.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use jdwp_protocol::{EventKind, SuspendPolicy};
 use jni_sys::{jclass, jlong};
 
+use crate::agent::engine::Tracker;
 use crate::agent::{Agent, agent, lock};
-use crate::callbacks::Subject;
+use crate::events::subject::Subject;
 use crate::jni::Jni;
-use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
 use crate::raw::RawEvent;
-
-struct Tracker {
-    /// The environment whose tags mark classes.
-    env: Jvmti,
-    /// Tag → signature of the class it marks.
-    names: Mutex<HashMap<jlong, String>>,
-    next: AtomicI64,
-}
-
-static TRACKER: OnceLock<Tracker> = OnceLock::new();
-static TRACKING: AtomicBool = AtomicBool::new(false);
-/// Tags of freed classes, queued by `ObjectFree` (only plain code ever runs under this lock).
-static FREED: Mutex<Vec<jlong>> = Mutex::new(Vec::new());
-/// Whether the helper has been nudged and not yet looked.
-static NUDGED: AtomicBool = AtomicBool::new(false);
 
 /// The suspend policy of every class unload composite (see the module doc).
 pub const UNLOAD_POLICY: SuspendPolicy = SuspendPolicy::None;
 
 /// Whether classes are being tracked (class prepare events are then needed).
-pub fn tracking() -> bool {
-    TRACKING.load(Ordering::Acquire)
+pub fn tracking(agent: &Agent) -> bool {
+    agent.engine.unloads.tracking.load(Ordering::Acquire)
 }
 
 fn create(agent: &Agent) -> Result<Tracker, String> {
@@ -77,18 +62,18 @@ fn create(agent: &Agent) -> Result<Tracker, String> {
 /// Starts or stops tracking as class unload requests come and go. Holds [`super::setup`].
 pub fn sync(agent: &Agent, jni: Jni) {
     let wanted = lock(&agent.requests).wants(EventKind::ClassUnload);
-    if wanted == tracking() {
+    if wanted == tracking(agent) {
         return;
     }
     if !wanted {
-        TRACKING.store(false, Ordering::Release);
+        agent.engine.unloads.tracking.store(false, Ordering::Release);
         super::modes::sync(agent);
         return;
     }
-    if TRACKER.get().is_none() {
+    if agent.engine.unloads.tracker.get().is_none() {
         match create(agent) {
             Ok(t) => {
-                let _ = TRACKER.set(t);
+                let _ = agent.engine.unloads.tracker.set(t);
             }
             Err(e) => {
                 tracing::warn!(error = %e, "class unloads cannot be tracked");
@@ -96,9 +81,9 @@ pub fn sync(agent: &Agent, jni: Jni) {
             }
         }
     }
-    let Some(tracker) = TRACKER.get() else { return };
+    let Some(tracker) = agent.engine.unloads.tracker.get() else { return };
     // Class prepare events first, so that no class slips between them and the scan.
-    TRACKING.store(true, Ordering::Release);
+    agent.engine.unloads.tracking.store(true, Ordering::Release);
     super::modes::sync(agent);
     if let Ok(classes) = agent.jvmti.get_loaded_classes() {
         for &class in classes.iter() {
@@ -121,16 +106,16 @@ fn tag(agent: &Agent, tracker: &Tracker, class: jclass) {
 
 /// A class was prepared: track it (any thread).
 pub fn class_prepared(agent: &Agent, class: jclass) {
-    if tracking()
-        && let Some(tracker) = TRACKER.get()
+    if tracking(agent)
+        && let Some(tracker) = agent.engine.unloads.tracker.get()
     {
         tag(agent, tracker, class);
     }
 }
 
-fn nudge() {
-    if !NUDGED.swap(true, Ordering::AcqRel)
-        && let Some(helper) = agent().and_then(|a| a.helper.get())
+fn nudge(agent: &Agent) {
+    if !agent.engine.unloads.nudged.swap(true, Ordering::AcqRel)
+        && let Some(helper) = agent.helper.get()
     {
         helper.nudge_unloads();
     }
@@ -138,24 +123,26 @@ fn nudge() {
 
 unsafe extern "system" fn on_object_free(_: *mut jvmtiEnv, tag: jlong) {
     crate::guard((), || {
-        lock(&FREED).push(tag);
-        nudge();
+        // Only plain code runs here (ObjectFree forbids JNI and most JVMTI), and under the lock.
+        let Some(agent) = agent() else { return };
+        lock(&agent.engine.freed).push(tag);
+        nudge(agent);
     });
 }
 
 /// The unloads since the last call, one composite (policy and events) per class. Event helper only.
 pub fn take_unloads(agent: &Agent, jni: Jni) -> Vec<(SuspendPolicy, Vec<RawEvent>)> {
-    NUDGED.store(false, Ordering::Release);
-    let Some(tracker) = TRACKER.get() else { return Vec::new() };
-    let freed = std::mem::take(&mut *lock(&FREED));
+    agent.engine.unloads.nudged.store(false, Ordering::Release);
+    let Some(tracker) = agent.engine.unloads.tracker.get() else { return Vec::new() };
+    let freed = std::mem::take(&mut *lock(&agent.engine.freed));
     let mut out = Vec::new();
     for tag in freed {
         let Some(signature) = lock(&tracker.names).remove(&tag) else { continue };
-        if !tracking() {
+        if !tracking(agent) {
             continue;
         }
         let subject = Subject::of_signature(agent, jni, &signature);
-        let Some(m) = crate::callbacks::matches(agent, EventKind::ClassUnload, &subject) else { continue };
+        let Some(m) = crate::events::subject::matches(agent, EventKind::ClassUnload, &subject) else { continue };
         let events = m
             .request_ids
             .iter()

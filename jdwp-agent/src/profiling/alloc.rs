@@ -131,9 +131,12 @@ struct State {
     table: AllocTable,
 }
 
+// Static for now (issue #20): reached from the sampler's own JVMTI callbacks; could move under the agent.
 static STATE: Mutex<Option<State>> = Mutex::new(None);
+// Static: the sampler's own JVMTI environment, made in Agent_OnLoad before the Agent exists.
 /// The sampler's environment, created at the first `AllocStart` and kept for the VM's life.
 static ENV: OnceLock<Jvmti> = OnceLock::new();
+// Static: read by the sampling callback (see STATE).
 /// Tags for sampled objects (in the sampler's environment only), never reused.
 static NEXT_TAG: AtomicI64 = AtomicI64::new(1);
 

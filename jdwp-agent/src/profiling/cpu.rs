@@ -443,6 +443,7 @@ fn thread_env(jni: Jni, thread: jthread, eetop: jfieldID, offset: isize) -> usiz
     if address == 0 { 0 } else { (address + offset) as usize }
 }
 
+// Static: read by the profiler environment's ClassLoad/ClassPrepare callbacks.
 /// Whether signal sampling needs the profiling environment's class events (read by its
 /// `ClassPrepare` callback).
 static CLASS_EVENTS_WANTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);

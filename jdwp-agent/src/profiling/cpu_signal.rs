@@ -95,12 +95,17 @@ struct Signals {
     ring: Ring,
 }
 
+// Static: the SIGPROF handler needs it (no other way into a signal handler).
 static SIGNALS: OnceLock<Option<Signals>> = OnceLock::new();
+// Static: read by the SIGPROF handler.
 /// Whether the handler records (the timer may still deliver a signal after a stop).
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+// Static: read by the SIGPROF handler.
 static DEPTH: AtomicI32 = AtomicI32::new(64);
+// Static: written by the SIGPROF handler.
 /// Signals handled while active.
 static TICKS: AtomicI64 = AtomicI64::new(0);
+// Static: written by the SIGPROF handler.
 /// Nanoseconds spent in `AsyncGetCallTrace`, all handlers together.
 static WALK_NANOS: AtomicI64 = AtomicI64::new(0);
 

@@ -24,7 +24,7 @@ use jni_sys::{jfieldID, jobject};
 
 use super::stacks::FrameResolver;
 use crate::agent::Agent;
-use crate::commands::heap::WalkEnv;
+use crate::heap_walk::WalkEnv;
 use crate::jni::{JavaType, Jni};
 use crate::jvmti::sys::{self, jint, jlong, jthread};
 

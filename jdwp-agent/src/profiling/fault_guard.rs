@@ -40,6 +40,7 @@ pub enum Guarded {
 /// Installs the fault handler in front of the current ones, once; returns whether it is in place.
 /// Without it, [`call`] must not be used (a fault would not be caught).
 pub fn install() -> bool {
+    // Static: the SIGSEGV guard is process-wide, installed once.
     static INSTALLED: OnceLock<bool> = OnceLock::new();
     // SAFETY: sigaction calls on structs the C side owns; called once, as the C side requires.
     *INSTALLED.get_or_init(|| unsafe { jdwp_agent_fault_guard_install() } == 0)

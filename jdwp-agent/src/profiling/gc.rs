@@ -33,6 +33,7 @@ pub struct GcWatch {
 
 /// Nanoseconds since the agent's clock origin (its first use).
 pub fn nanos() -> i64 {
+    // Static: a process-wide clock origin for GC timestamps.
     static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     let origin = *ORIGIN.get_or_init(Instant::now);
     i64::try_from(origin.elapsed().as_nanos()).unwrap_or(i64::MAX)

@@ -12,7 +12,7 @@ use jdwp_protocol::ErrorCode;
 use jdwp_protocol::commands::profiler::{HeapHistogramReply, HistogramEntry};
 
 use crate::agent::Agent;
-use crate::commands::heap::{WalkEnv, guarded};
+use crate::heap_walk::{WalkEnv, guarded};
 use crate::jni::Jni;
 use crate::jvmti::sys::{jint, jlong};
 

@@ -57,6 +57,7 @@ pub struct Profiler {
     pub events: events::EventStream,
 }
 
+// Static: made in Agent_OnLoad before the Agent exists (its own JVMTI environment); reached from its callbacks.
 static PROFILER: OnceLock<Profiler> = OnceLock::new();
 
 /// The profiler, if `Agent_OnLoad` could create its environment.
@@ -115,11 +116,17 @@ impl Profiler {
     pub fn ensure_thread(&self, agent: &Agent, jni: Jni) -> Result<(), ErrorCode> {
         let mut started = lock(&self.thread_started);
         if !*started {
-            crate::loader::start_agent_thread(agent, jni, "JDWP Profiler Thread", profiler_main, std::ptr::null_mut())
-                .map_err(|message| {
-                    tracing::warn!(%message, "cannot start the profiler thread");
-                    ErrorCode::INTERNAL
-                })?;
+            crate::agent_thread::start_agent_thread(
+                agent,
+                jni,
+                "JDWP Profiler Thread",
+                profiler_main,
+                std::ptr::null_mut(),
+            )
+            .map_err(|message| {
+                tracing::warn!(%message, "cannot start the profiler thread");
+                ErrorCode::INTERNAL
+            })?;
             *started = true;
         }
         drop(started);

@@ -134,7 +134,9 @@ struct State {
     live: Vec<LiveContention>,
 }
 
+// Static for now (issue #20): reached from the monitor profiler's callbacks; could move under the agent.
 static STATE: Mutex<Option<State>> = Mutex::new(None);
+// Static: read by the monitor callbacks (see STATE).
 /// Whether a debugger subscribed to the live `MonitorContended` event.
 static LIVE_WANTED: AtomicBool = AtomicBool::new(false);
 /// Live events queued at most (a debugger that subscribes but never reads loses the oldest).
@@ -154,6 +156,7 @@ struct Pending {
 }
 
 thread_local! {
+    // Thread-local: per-thread scratch between a contended enter and its entered event.
     static PENDING: RefCell<Option<Pending>> = const { RefCell::new(None) };
 }
 

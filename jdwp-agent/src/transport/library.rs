@@ -82,6 +82,7 @@ impl fmt::Debug for Library {
     }
 }
 
+// Static: the transport library is loaded once per process (its C callbacks have no context).
 static LOADED: OnceLock<Arc<Library>> = OnceLock::new();
 
 /// The library [`open`] loaded, if any.
@@ -183,6 +184,7 @@ fn dlopen(name: &[u8]) -> Option<*mut c_void> {
     }
 }
 
+// Static: the allocation callbacks handed to the transport library (C ABI, no context).
 /// Memory the library hands us (packet data, strings) and we hand it: plain `malloc`, so that
 /// either side can free what the other allocated through the callback.
 static CALLBACK: spi::Callback = spi::Callback { alloc: Some(alloc), free: Some(free) };
