@@ -14,7 +14,7 @@
 use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::Arc;
 
-use jdwp_protocol::{EventKind, FieldId, Location, ObjectId, ReferenceTypeId, SuspendPolicy, ThreadId, Value};
+use jdwp_protocol::{EventKind, FieldId, Location, ObjectId, ReferenceTypeId, SuspendPolicy, ThreadId};
 use jni_sys::{JNIEnv, jclass, jfieldID, jlong, jmethodID, jobject, jvalue};
 
 use crate::agent::{Agent, GlobalRef, agent, lock};
@@ -787,22 +787,10 @@ pub unsafe extern "system" fn on_method_entry(
 /// The member of `v` that `ty` selects is initialized.
 unsafe fn raw_value(jni: Jni, ty: JavaType, v: jvalue) -> RawValue {
     // SAFETY: the caller's promise.
-    RawValue::Plain(unsafe {
-        match ty {
-            JavaType::Boolean => Value::Boolean(v.z),
-            JavaType::Byte => Value::Byte(v.b),
-            JavaType::Char => Value::Char(v.c),
-            JavaType::Short => Value::Short(v.s),
-            JavaType::Int => Value::Int(v.i),
-            JavaType::Long => Value::Long(v.j),
-            JavaType::Float => Value::Float(v.f),
-            JavaType::Double => Value::Double(v.d),
-            JavaType::Void => Value::Void,
-            JavaType::Object => {
-                return RawValue::Object(if v.l.is_null() { None } else { global(jni, v.l) });
-            }
-        }
-    })
+    match unsafe { crate::values::read_jvalue(ty, v) } {
+        Ok(value) => RawValue::Plain(value),
+        Err(obj) => RawValue::Object(if obj.is_null() { None } else { global(jni, obj) }),
+    }
 }
 
 pub unsafe extern "system" fn on_method_exit(
@@ -983,17 +971,8 @@ pub unsafe extern "system" fn on_field_modification(
 ) {
     crate::guard((), || {
         let Some((agent, jni)) = enter(jni_env, thread) else { return };
-        let ty = match signature_type as u8 {
-            b'Z' => JavaType::Boolean,
-            b'B' => JavaType::Byte,
-            b'C' => JavaType::Char,
-            b'S' => JavaType::Short,
-            b'I' => JavaType::Int,
-            b'J' => JavaType::Long,
-            b'F' => JavaType::Float,
-            b'D' => JavaType::Double,
-            _ => JavaType::Object,
-        };
+        // JVMTI gives the field's descriptor's first byte (`L` or `[` for objects).
+        let ty = JavaType::from_descriptor_byte(signature_type as u8).unwrap_or(JavaType::Object);
         let e = FieldEvent { thread, method, location, field_klass, object, field };
         // SAFETY: JVMTI fills the member of the field's type, which `signature_type` names.
         framed(jni, || {

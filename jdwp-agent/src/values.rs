@@ -18,15 +18,16 @@ pub fn object_value(agent: &Agent, jni: Jni, obj: jobject) -> Result<Value, Erro
     Ok(Value::Object(tagged.tag, tagged.id))
 }
 
-/// A `jvalue` of JNI type `ty` as a JDWP value.
+/// A `jvalue` of JNI type `ty` as a JDWP value, or for objects the reference itself (naming it is
+/// the caller's: a tagged ID here, a global reference for the event helper in callbacks).
 ///
 /// # Safety
 ///
 /// `v` was produced for type `ty` (the member `ty` selects is the one written).
-pub unsafe fn from_jvalue(agent: &Agent, jni: Jni, ty: JavaType, v: jvalue) -> Result<Value, ErrorCode> {
+pub unsafe fn read_jvalue(ty: JavaType, v: jvalue) -> Result<Value, jobject> {
     // SAFETY: the caller promises the union member matching `ty` is initialized.
-    Ok(unsafe {
-        match ty {
+    unsafe {
+        Ok(match ty {
             JavaType::Boolean => Value::Boolean(v.z),
             JavaType::Byte => Value::Byte(v.b),
             JavaType::Char => Value::Char(v.c),
@@ -36,15 +37,28 @@ pub unsafe fn from_jvalue(agent: &Agent, jni: Jni, ty: JavaType, v: jvalue) -> R
             JavaType::Float => Value::Float(v.f),
             JavaType::Double => Value::Double(v.d),
             JavaType::Void => Value::Void,
-            JavaType::Object => {
-                let value = object_value(agent, jni, v.l)?;
-                if !v.l.is_null() {
-                    jni.delete_local_ref(v.l);
-                }
-                value
+            JavaType::Object => return Err(v.l),
+        })
+    }
+}
+
+/// A `jvalue` of JNI type `ty` as a JDWP value (an object's local reference is deleted).
+///
+/// # Safety
+///
+/// `v` was produced for type `ty` (the member `ty` selects is the one written).
+pub unsafe fn from_jvalue(agent: &Agent, jni: Jni, ty: JavaType, v: jvalue) -> Result<Value, ErrorCode> {
+    // SAFETY: the caller's promise.
+    match unsafe { read_jvalue(ty, v) } {
+        Ok(value) => Ok(value),
+        Err(obj) => {
+            let value = object_value(agent, jni, obj)?;
+            if !obj.is_null() {
+                jni.delete_local_ref(obj);
             }
+            Ok(value)
         }
-    })
+    }
 }
 
 /// Reads a static field.
