@@ -324,6 +324,23 @@ mod tests {
     use jdwp_protocol::{ObjectId, Tag};
 
     #[test]
+    fn jvalues_read_at_their_type_and_leave_objects_to_the_caller() {
+        let v = jvalue { j: -5 };
+        // SAFETY: each read is of the member just written.
+        unsafe {
+            assert_eq!(read_jvalue(JavaType::Long, v), Ok(Value::Long(-5)));
+            assert_eq!(read_jvalue(JavaType::Int, jvalue { i: 7 }), Ok(Value::Int(7)));
+            assert_eq!(read_jvalue(JavaType::Boolean, jvalue { z: true }), Ok(Value::Boolean(true)));
+            assert_eq!(read_jvalue(JavaType::Void, v), Ok(Value::Void));
+            let obj = std::ptr::dangling_mut();
+            assert_eq!(read_jvalue(JavaType::Object, jvalue { l: obj }), Err(obj));
+        }
+        assert_eq!(JavaType::from_descriptor_byte(b'['), Some(JavaType::Object));
+        assert_eq!(JavaType::from_descriptor_byte(b'F'), Some(JavaType::Float));
+        assert_eq!(JavaType::from_descriptor_byte(b'x'), None);
+    }
+
+    #[test]
     fn values_fit_only_their_exact_type() {
         assert!(value_fits(JavaType::Int, &Value::Int(1)));
         assert!(!value_fits(JavaType::Int, &Value::Short(1)));

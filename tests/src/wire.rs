@@ -182,3 +182,40 @@ pub fn run_to_class_prepare(
     s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: req.request_id }).unwrap();
     (jvm, s, type_id, thread)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_decode_or_say_why_not() {
+        let sizes = IdSizes::default();
+        let ok = Packet::reply(
+            1,
+            ErrorCode::NONE,
+            codec::encode_body(
+                &vm::IdSizesReply {
+                    field_id_size: 8,
+                    method_id_size: 8,
+                    object_id_size: 8,
+                    reference_type_id_size: 8,
+                    frame_id_size: 8,
+                },
+                sizes,
+            ),
+        );
+        let r = decode_reply::<vm::IdSizesCmd>(&ok, sizes).unwrap();
+        assert_eq!(id_sizes(&r).unwrap().object_id, 8);
+        let refused = Packet::reply(2, ErrorCode::VM_DEAD, Vec::new());
+        assert!(matches!(
+            decode_reply::<vm::IdSizesCmd>(&refused, sizes),
+            Err(ReplyError::Jdwp { command: vm::IdSizesCmd::QUALIFIED_NAME, code: ErrorCode::VM_DEAD })
+        ));
+        let short = Packet::reply(3, ErrorCode::NONE, vec![0, 0]);
+        assert!(matches!(decode_reply::<vm::IdSizesCmd>(&short, sizes), Err(ReplyError::Decode { .. })));
+        let event = Packet::command(4, 64, 100, Vec::new());
+        assert!(matches!(decode_reply::<vm::IdSizesCmd>(&event, sizes), Err(ReplyError::NotAReply)));
+        let zero = vm::IdSizesReply { field_id_size: 0, ..r };
+        assert!(matches!(id_sizes(&zero), Err(ReplyError::Decode { command: "VirtualMachine.IDSizes", .. })));
+    }
+}
