@@ -8,18 +8,18 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use jdwp_protocol::commands::virtual_machine as vm;
-use jdwp_protocol::{Command, ErrorCode, IdSizes, codec};
+use jdwp_protocol::{Command, IdSizes, codec};
 use jdwp_transports::{FrameDecoder, Packet, PacketKind, PacketReader, TransportError, handshake_as_debugger};
+use test_rig::wire::{ReplyError, decode_reply, id_sizes};
 
 /// Why a housekeeping command failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ConnError {
     #[error("{0}")]
     Io(String),
-    #[error("{command} answered {code:?}")]
-    Jdwp { command: &'static str, code: ErrorCode },
-    #[error("{command}: reply does not decode: {source}")]
-    Decode { command: &'static str, source: jdwp_protocol::DecodeError },
+    /// An error reply, or one that does not decode.
+    #[error(transparent)]
+    Reply(#[from] ReplyError),
     #[error("the connection was closed")]
     Closed,
     #[error("no reply to {0} in time")]
@@ -67,17 +67,7 @@ impl Conn {
             events: VecDeque::new(),
             broken: false,
         };
-        let r = conn.request(&vm::IdSizesCmd {}, timeout)?;
-        let size = |v: i32| u8::try_from(v).unwrap_or(0);
-        conn.sizes = IdSizes {
-            field_id: size(r.field_id_size),
-            method_id: size(r.method_id_size),
-            object_id: size(r.object_id_size),
-            reference_type_id: size(r.reference_type_id_size),
-            frame_id: size(r.frame_id_size),
-        }
-        .validate()
-        .map_err(|source| ConnError::Decode { command: "VirtualMachine.IDSizes", source })?;
+        conn.sizes = id_sizes(&conn.request(&vm::IdSizesCmd {}, timeout)?)?;
         Ok(conn)
     }
 
@@ -147,12 +137,7 @@ impl Conn {
             ConnError::Timeout(_) => ConnError::Timeout(C::QUALIFIED_NAME),
             e => e,
         })?;
-        match reply.kind {
-            PacketKind::Reply { error } if error == ErrorCode::NONE => codec::decode_body(&reply.body, self.sizes)
-                .map_err(|source| ConnError::Decode { command: C::QUALIFIED_NAME, source }),
-            PacketKind::Reply { error } => Err(ConnError::Jdwp { command: C::QUALIFIED_NAME, code: error }),
-            PacketKind::Command { .. } => Err(ConnError::Closed),
-        }
+        Ok(decode_reply::<C>(&reply, self.sizes)?)
     }
 
     /// Closes the connection.

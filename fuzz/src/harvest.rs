@@ -22,6 +22,7 @@ use jdwp_transports::PacketKind;
 
 use crate::conn::{Conn, ConnError};
 use crate::pool::{Cat, Entry, Pool};
+use test_rig::wire::ReplyError;
 
 /// Types whose members always go into the pool (besides the fixture's).
 const JDK_TYPES: &[&str] = &[
@@ -188,7 +189,7 @@ pub fn refresh_frames(conn: &mut Conn, pool: &mut Pool, timeout: Duration) -> Re
     let thread = ThreadId(t);
     let count = match conn.request(&tr::SuspendCount { thread }, timeout) {
         Ok(r) => r.suspend_count,
-        Err(ConnError::Jdwp { .. }) => {
+        Err(ConnError::Reply(ReplyError::Jdwp { .. })) => {
             pool.set(Cat::Frame, Vec::new());
             return Ok(());
         }
@@ -205,7 +206,7 @@ pub fn refresh_frames(conn: &mut Conn, pool: &mut Pool, timeout: Duration) -> Re
     }
     let frames = match conn.request(&tr::Frames { thread, start_frame: 0, length: -1 }, timeout) {
         Ok(r) => r.frames,
-        Err(ConnError::Jdwp { .. }) => Vec::new(),
+        Err(ConnError::Reply(ReplyError::Jdwp { .. })) => Vec::new(),
         Err(e) => return Err(e),
     };
     pool.set(Cat::Frame, frames.iter().map(|f| Entry { id: f.frame_id.0, owner: t }).collect());
@@ -214,7 +215,7 @@ pub fn refresh_frames(conn: &mut Conn, pool: &mut Pool, timeout: Duration) -> Re
 
 fn ignore_jdwp(e: ConnError) -> Result<(), ConnError> {
     match e {
-        ConnError::Jdwp { .. } => Ok(()),
+        ConnError::Reply(ReplyError::Jdwp { .. }) => Ok(()),
         e => Err(e),
     }
 }
@@ -231,7 +232,7 @@ fn stop_at_tick(conn: &mut Conn, pool: &Pool, thread: ThreadId, timeout: Duratio
     };
     let request_id = match conn.request(&set, timeout) {
         Ok(r) => r.request_id,
-        Err(ConnError::Jdwp { .. }) => return Ok(false),
+        Err(ConnError::Reply(ReplyError::Jdwp { .. })) => return Ok(false),
         Err(e) => return Err(e),
     };
     let deadline = std::time::Instant::now() + Duration::from_secs(1);

@@ -48,7 +48,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use crate::jvmti::sys::jthread;
 use jdwp_protocol::{
     ArrayId, ArrayTypeId, ClassId, ClassLoaderId, ClassObjectId, ErrorCode, FieldId, FrameId, IdSizes, InterfaceId,
-    MethodId, ModuleId, ObjectId, ReferenceTypeId, Tag, ThreadGroupId, ThreadId,
+    MethodId, ModuleId, ObjectId, ReferenceTypeId, Tag, ThreadGroupId, ThreadId, TypeTag,
 };
 use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
@@ -497,6 +497,22 @@ impl Agent {
 
     pub fn class_id(&self, jni: Jni, class: jclass) -> Result<ReferenceTypeId, ErrorCode> {
         self.object_id_of(jni, class, Known::Class).map(|id| ReferenceTypeId(id.0))
+    }
+
+    /// The JDWP type tag of a class.
+    pub fn type_tag(&self, class: jclass) -> Result<TypeTag, ErrorCode> {
+        Ok(if self.jvmti.is_array_class(class)? {
+            TypeTag::Array
+        } else if self.jvmti.is_interface(class)? {
+            TypeTag::Interface
+        } else {
+            TypeTag::Class
+        })
+    }
+
+    /// A class as replies and events name a reference type: its type tag and ID.
+    pub fn tagged_type(&self, jni: Jni, class: jclass) -> Result<(TypeTag, ReferenceTypeId), ErrorCode> {
+        Ok((self.type_tag(class)?, self.class_id(jni, class)?))
     }
 
     /// Keeps an object from being collected (`DisableCollection`); counted.

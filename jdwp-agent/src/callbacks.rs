@@ -14,7 +14,7 @@
 use std::cell::{Cell, OnceCell, RefCell};
 use std::sync::Arc;
 
-use jdwp_protocol::{EventKind, SuspendPolicy, Value};
+use jdwp_protocol::{EventKind, SuspendPolicy};
 use jni_sys::{JNIEnv, jclass, jfieldID, jlong, jmethodID, jobject, jvalue};
 
 use crate::agent::{Agent, GlobalRef, agent};
@@ -88,15 +88,12 @@ fn take_pending(agent: &Agent, jni: Jni, thread: jthread, at: Option<(usize, i64
     Batch::new()
 }
 
-/// Sends a batch, or holds it back when a breakpoint at the same place will report with it.
-fn finish(agent: &Agent, jni: Jni, thread: jthread, method: usize, index: i64, batch: Batch) {
-    if batch.events.is_empty() {
-        return;
-    }
-    if breakpoints::is_set(agent, method, index) {
+/// Holds a batch back (leaving it empty) when a breakpoint at the same place will report with it;
+/// otherwise it is sent as usual, at the end of the callback.
+fn hold(agent: &Agent, batch: &mut Batch, method: usize, index: i64) {
+    if !batch.events.is_empty() && breakpoints::is_set(agent, method, index) {
+        let batch = std::mem::replace(batch, Batch::new());
         PENDING.with(|p| *p.borrow_mut() = Some(Pending { method, index, batch }));
-    } else {
-        send(agent, jni, thread, batch);
     }
 }
 
@@ -172,16 +169,43 @@ fn global(jni: Jni, obj: jobject) -> Option<GlobalRef> {
     jni.new_global_ref(obj).ok().map(GlobalRef)
 }
 
-/// Common entry: the agent and this thread's JNI, unless the VM is dead or the event is the
-/// agent's own. `thread` is the current thread (JVMTI posts these events on the thread they are
-/// about).
-fn enter(jni_env: *mut JNIEnv, thread: jthread) -> Option<(&'static Agent, Jni)> {
+/// The agent and this thread's JNI, unless the VM is dead.
+fn live(jni_env: *mut JNIEnv) -> Option<(&'static Agent, Jni)> {
     let agent = agent()?;
     // SAFETY: the VM passes the calling thread's JNI environment to every callback.
     let jni = unsafe { Jni::from_raw(jni_env) }?;
-    if agent.is_vm_dead() || (!thread.is_null() && on_agent_thread(agent, jni, thread)) {
+    (!agent.is_vm_dead()).then_some((agent, jni))
+}
+
+/// Common entry: as [`live`], and not for the agent's own events. `thread` is the current thread
+/// (JVMTI posts these events on the thread they are about).
+fn enter(jni_env: *mut JNIEnv, thread: jthread) -> Option<(&'static Agent, Jni)> {
+    let (agent, jni) = live(jni_env)?;
+    if !thread.is_null() && on_agent_thread(agent, jni, thread) {
         return None;
     }
+    Some((agent, jni))
+}
+
+/// The shape of an event callback on the event's own thread, within the `guard` of its
+/// `extern "C"` edge: after [`enter`], `body` runs in a local frame ([`framed`]) on a batch that
+/// starts with the events held back for `at` (see [`take_pending`]; `None`: those held back are
+/// stale and go first). Then the batch is sent, and a step that ended here is settled before the
+/// thread runs on ([`step::settle`]). No agent lock is held across any of it. Returns what
+/// [`enter`] did, for work after the frame.
+fn on_event(
+    jni_env: *mut JNIEnv,
+    thread: jthread,
+    at: Option<(usize, i64)>,
+    body: impl FnOnce(&'static Agent, Jni, &mut Batch),
+) -> Option<(&'static Agent, Jni)> {
+    let (agent, jni) = enter(jni_env, thread)?;
+    framed(jni, || {
+        let mut batch = take_pending(agent, jni, thread, at);
+        body(agent, jni, &mut batch);
+        send(agent, jni, thread, batch);
+        step::settle(agent, thread);
+    });
     Some((agent, jni))
 }
 
@@ -203,12 +227,10 @@ pub unsafe extern "system" fn on_thread_end(_: *mut jvmtiEnv, jni_env: *mut JNIE
 }
 
 fn thread_event(jni_env: *mut JNIEnv, thread: jthread, kind: EventKind) {
-    let Some((agent, jni)) = enter(jni_env, thread) else { return };
-    framed(jni, || {
-        let mut batch = take_pending(agent, jni, thread, None);
+    on_event(jni_env, thread, None, |agent, jni, batch| {
         if kind == EventKind::ThreadDeath {
             // Nothing held back may outlive the thread.
-            send(agent, jni, thread, std::mem::replace(&mut batch, Batch::new()));
+            send(agent, jni, thread, std::mem::replace(batch, Batch::new()));
             step::thread_ended(agent, jni, thread);
         }
         let subject = Subject::new(agent, jni, thread);
@@ -221,18 +243,12 @@ fn thread_event(jni_env: *mut JNIEnv, thread: jthread, kind: EventKind) {
                 })
             });
         }
-        send(agent, jni, thread, batch);
     });
 }
 
 pub unsafe extern "system" fn on_class_prepare(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thread: jthread, klass: jclass) {
     crate::guard((), || {
-        let Some(agent) = agent() else { return };
-        // SAFETY: the VM passes the calling thread's JNI environment to every callback.
-        let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return };
-        if agent.is_vm_dead() {
-            return;
-        }
+        let Some((agent, jni)) = live(jni_env) else { return };
         // Classes prepared by the agent's own threads count too (reported without a thread, as
         // the JDK's agent does).
         let ours = !thread.is_null() && on_agent_thread(agent, jni, thread);
@@ -364,26 +380,24 @@ pub unsafe extern "system" fn on_breakpoint(
     location: jlocation,
 ) {
     crate::guard((), || {
-        let Some((agent, jni)) = enter(jni_env, thread) else { return };
-        framed(jni, || {
-            let mut batch = take_pending(agent, jni, thread, Some((method as usize, location)));
+        let at = Some((method as usize, location));
+        let Some((agent, jni)) = on_event(jni_env, thread, at, |agent, jni, batch| {
             // A step waiting here for a return (see `step`) comes first, as its single step would.
             if let Some(request) = step::on_breakpoint(agent, jni, thread, method, location) {
-                complete_step(agent, jni, thread, &request, method, location, &mut batch);
+                complete_step(agent, jni, thread, &request, method, location, batch);
             }
             let subject = Subject::of_method(agent, jni, thread, method, location);
             if entry::is_entry(agent, method as usize, location) {
                 let mut entries = Batch::new();
                 add_located(agent, jni, &mut entries, EventKind::MethodEntry, &subject);
                 // JVMTI's order: the entry comes before anything else at the location.
-                entries.merge(batch);
-                batch = entries;
+                entries.merge(std::mem::replace(batch, Batch::new()));
+                *batch = entries;
             }
-            add_located(agent, jni, &mut batch, EventKind::Breakpoint, &subject);
-            drop(subject);
-            send(agent, jni, thread, batch);
-            step::settle(agent, thread);
-        });
+            add_located(agent, jni, batch, EventKind::Breakpoint, &subject);
+        }) else {
+            return;
+        };
         // After the debugger has heard of any events here (a user's breakpoint at the same place
         // included), so that a wait for it never keeps them from it.
         if crate::app_resume::is_internal(agent, method as usize, location) {
@@ -400,14 +414,11 @@ pub unsafe extern "system" fn on_single_step(
     location: jlocation,
 ) {
     crate::guard((), || {
-        let Some((agent, jni)) = enter(jni_env, thread) else { return };
-        framed(jni, || {
-            let mut batch = take_pending(agent, jni, thread, Some((method as usize, location)));
+        on_event(jni_env, thread, Some((method as usize, location)), |agent, jni, batch| {
             if let Some(request) = step::on_single_step(agent, jni, thread, method, location) {
-                complete_step(agent, jni, thread, &request, method, location, &mut batch);
+                complete_step(agent, jni, thread, &request, method, location, batch);
             }
-            finish(agent, jni, thread, method as usize, location, batch);
-            step::settle(agent, thread);
+            hold(agent, batch, method as usize, location);
         });
     });
 }
@@ -435,13 +446,9 @@ pub unsafe extern "system" fn on_exception_catch(
     _exception: jobject,
 ) {
     crate::guard((), || {
-        let Some((agent, jni)) = enter(jni_env, thread) else { return };
         // Only steps enable catches (JDWP's ExceptionCatch is never reported). A catch comes first
-        // at its location: anything held back is stale.
-        framed(jni, || {
-            let stale = take_pending(agent, jni, thread, None);
-            send(agent, jni, thread, stale);
-        });
+        // at its location: anything held back is stale, and is all this sends.
+        let Some((agent, _jni)) = on_event(jni_env, thread, None, |_, _, _| {}) else { return };
         step::on_exception_catch(agent, thread);
     });
 }
@@ -453,10 +460,8 @@ pub unsafe extern "system" fn on_method_entry(
     method: jmethodID,
 ) {
     crate::guard((), || {
-        let Some((agent, jni)) = enter(jni_env, thread) else { return };
-        framed(jni, || {
-            // Nothing at a method's entry precedes this event: anything held back is stale.
-            let mut batch = take_pending(agent, jni, thread, None);
+        // Nothing at a method's entry precedes this event: anything held back is stale.
+        on_event(jni_env, thread, None, |agent, jni, batch| {
             let start = OnceCell::new();
             let start = || *start.get_or_init(|| agent.jvmti.get_method_location(method).map_or(-1, |(s, _)| s));
             if entry::mode(agent) == entry::Mode::Global {
@@ -470,7 +475,7 @@ pub unsafe extern "system" fn on_method_entry(
                 step::on_method_entry(agent, jni, thread, method);
             }
             if !batch.events.is_empty() {
-                finish(agent, jni, thread, method as usize, start(), batch);
+                hold(agent, batch, method as usize, start());
             }
         });
     });
@@ -483,22 +488,10 @@ pub unsafe extern "system" fn on_method_entry(
 /// The member of `v` that `ty` selects is initialized.
 unsafe fn raw_value(jni: Jni, ty: JavaType, v: jvalue) -> RawValue {
     // SAFETY: the caller's promise.
-    RawValue::Plain(unsafe {
-        match ty {
-            JavaType::Boolean => Value::Boolean(v.z),
-            JavaType::Byte => Value::Byte(v.b),
-            JavaType::Char => Value::Char(v.c),
-            JavaType::Short => Value::Short(v.s),
-            JavaType::Int => Value::Int(v.i),
-            JavaType::Long => Value::Long(v.j),
-            JavaType::Float => Value::Float(v.f),
-            JavaType::Double => Value::Double(v.d),
-            JavaType::Void => Value::Void,
-            JavaType::Object => {
-                return RawValue::Object(if v.l.is_null() { None } else { global(jni, v.l) });
-            }
-        }
-    })
+    match unsafe { crate::values::read_jvalue(ty, v) } {
+        Ok(value) => RawValue::Plain(value),
+        Err(obj) => RawValue::Object(if obj.is_null() { None } else { global(jni, obj) }),
+    }
 }
 
 pub unsafe extern "system" fn on_method_exit(
@@ -510,19 +503,16 @@ pub unsafe extern "system" fn on_method_exit(
     return_value: jvalue,
 ) {
     crate::guard((), || {
-        let Some((agent, jni)) = enter(jni_env, thread) else { return };
         // JDWP reports normal returns only.
         if by_exception != 0 {
             return;
         }
-        framed(jni, || {
-            let mut batch = take_pending(agent, jni, thread, None);
+        on_event(jni_env, thread, None, |agent, jni, batch| {
             let subject = Subject::of_method(agent, jni, thread, method, 0);
             let plain = matches(agent, EventKind::MethodExit, &subject);
             let with_value = matches(agent, EventKind::MethodExitWithReturnValue, &subject);
             drop(subject);
             if plain.is_none() && with_value.is_none() {
-                send(agent, jni, thread, batch);
                 return;
             }
             // The exiting frame is still on the stack, at its last location.
@@ -549,7 +539,6 @@ pub unsafe extern "system" fn on_method_exit(
                     })
                 });
             }
-            send(agent, jni, thread, batch);
         });
     });
 }
@@ -569,9 +558,7 @@ pub unsafe extern "system" fn on_exception(
     catch_location: jlocation,
 ) {
     crate::guard((), || {
-        let Some((agent, jni)) = enter(jni_env, thread) else { return };
-        framed(jni, || {
-            let mut batch = take_pending(agent, jni, thread, None);
+        on_event(jni_env, thread, None, |agent, jni, batch| {
             let caught = !catch_method.is_null();
             let subject = Subject::of_method(agent, jni, thread, method, location).with_exception(exception, caught);
             if let Some(m) = matches(agent, EventKind::Exception, &subject) {
@@ -587,8 +574,6 @@ pub unsafe extern "system" fn on_exception(
                     })
                 });
             }
-            drop(subject);
-            send(agent, jni, thread, batch);
         });
     });
 }
@@ -603,8 +588,18 @@ struct FieldEvent {
     field: jfieldID,
 }
 
-fn field_event(agent: &Agent, jni: Jni, kind: EventKind, e: &FieldEvent, mut value: impl FnMut() -> Option<RawValue>) {
-    let mut batch = take_pending(agent, jni, e.thread, None);
+fn field_event(jni_env: *mut JNIEnv, kind: EventKind, e: FieldEvent, mut value: impl FnMut(Jni) -> Option<RawValue>) {
+    on_event(jni_env, e.thread, None, |agent, jni, batch| field_matches(agent, jni, batch, kind, &e, &mut value));
+}
+
+fn field_matches(
+    agent: &Agent,
+    jni: Jni,
+    batch: &mut Batch,
+    kind: EventKind,
+    e: &FieldEvent,
+    mut value: impl FnMut(Jni) -> Option<RawValue>,
+) {
     // Class filters look at the location's class; instance filters at the field's object.
     let subject = Subject::of_method(agent, jni, e.thread, e.method, e.location)
         .with_instance(e.object)
@@ -627,13 +622,11 @@ fn field_event(agent: &Agent, jni: Jni, kind: EventKind, e: &FieldEvent, mut val
                     field_class,
                     field,
                     object,
-                    value: value()?,
+                    value: value(jni)?,
                 },
             })
         });
     }
-    drop(subject);
-    send(agent, jni, e.thread, batch);
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -648,9 +641,8 @@ pub unsafe extern "system" fn on_field_access(
     field: jfieldID,
 ) {
     crate::guard((), || {
-        let Some((agent, jni)) = enter(jni_env, thread) else { return };
         let e = FieldEvent { thread, method, location, field_klass, object, field };
-        framed(jni, || field_event(agent, jni, EventKind::FieldAccess, &e, || None));
+        field_event(jni_env, EventKind::FieldAccess, e, |_| None);
     });
 }
 
@@ -668,23 +660,11 @@ pub unsafe extern "system" fn on_field_modification(
     new_value: jvalue,
 ) {
     crate::guard((), || {
-        let Some((agent, jni)) = enter(jni_env, thread) else { return };
-        let ty = match signature_type as u8 {
-            b'Z' => JavaType::Boolean,
-            b'B' => JavaType::Byte,
-            b'C' => JavaType::Char,
-            b'S' => JavaType::Short,
-            b'I' => JavaType::Int,
-            b'J' => JavaType::Long,
-            b'F' => JavaType::Float,
-            b'D' => JavaType::Double,
-            _ => JavaType::Object,
-        };
+        // JVMTI gives the field's descriptor's first byte (`L` or `[` for objects).
+        let ty = JavaType::from_descriptor_byte(signature_type as u8).unwrap_or(JavaType::Object);
         let e = FieldEvent { thread, method, location, field_klass, object, field };
         // SAFETY: JVMTI fills the member of the field's type, which `signature_type` names.
-        framed(jni, || {
-            field_event(agent, jni, EventKind::FieldModification, &e, || Some(unsafe { raw_value(jni, ty, new_value) }))
-        });
+        field_event(jni_env, EventKind::FieldModification, e, |jni| Some(unsafe { raw_value(jni, ty, new_value) }));
     });
 }
 
@@ -700,14 +680,9 @@ enum MonitorDetail {
 }
 
 fn monitor_event(jni_env: *mut JNIEnv, thread: jthread, object: jobject, detail: MonitorDetail) {
-    let Some((agent, jni)) = enter(jni_env, thread) else { return };
-    framed(jni, || {
-        let mut batch = take_pending(agent, jni, thread, None);
+    on_event(jni_env, thread, None, |agent, jni, batch| {
         // Located where the thread is: its current frame (native `Object.wait` for waits).
-        let Ok((method, index)) = agent.jvmti.get_frame_location(thread, 0) else {
-            send(agent, jni, thread, batch);
-            return;
-        };
+        let Ok((method, index)) = agent.jvmti.get_frame_location(thread, 0) else { return };
         let kind = match detail {
             MonitorDetail::Enter => EventKind::MonitorContendedEnter,
             MonitorDetail::Entered => EventKind::MonitorContendedEntered,
@@ -740,8 +715,6 @@ fn monitor_event(jni_env: *mut JNIEnv, thread: jthread, object: jobject, detail:
                 })
             });
         }
-        drop(subject);
-        send(agent, jni, thread, batch);
     });
 }
 

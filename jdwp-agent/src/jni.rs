@@ -134,7 +134,12 @@ pub enum JavaType {
 impl JavaType {
     /// From a field descriptor or return descriptor (`I`, `Ljava/lang/String;`, `[J`, `V`).
     pub fn from_descriptor(descriptor: &str) -> Option<JavaType> {
-        Some(match descriptor.as_bytes().first()? {
+        JavaType::from_descriptor_byte(*descriptor.as_bytes().first()?)
+    }
+
+    /// From a descriptor's first byte (what JVMTI gives for a field's type).
+    pub fn from_descriptor_byte(byte: u8) -> Option<JavaType> {
+        Some(match byte {
             b'V' => JavaType::Void,
             b'Z' => JavaType::Boolean,
             b'B' => JavaType::Byte,

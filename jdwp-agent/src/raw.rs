@@ -220,8 +220,7 @@ fn field_ids(
     class: GlobalRef,
     field: usize,
 ) -> Result<(TypeTag, ReferenceTypeId, jdwp_protocol::FieldId), ErrorCode> {
-    let tag = crate::commands::type_tag(agent, class.0)?;
-    let type_id = agent.class_id(jni, class.0)?;
+    let (tag, type_id) = agent.tagged_type(jni, class.0)?;
     let field_id = agent.field_id(jni, class.0, field as jfieldID)?;
     Ok((tag, type_id, field_id))
 }
@@ -241,14 +240,14 @@ pub fn convert(agent: &Agent, jni: Jni, raw: &RawEvent) -> Result<Event, ErrorCo
         RawEvent::ClassPrepare { request_id, thread: t, class } => {
             let (signature, _) = agent.jvmti.get_class_signature(class.0)?;
             let status = agent.jvmti.get_class_status(class.0)?;
-            let ref_type_tag = crate::commands::type_tag(agent, class.0)?;
+            let (ref_type_tag, type_id) = agent.tagged_type(jni, class.0)?;
             Event::ClassPrepare {
                 request_id: *request_id,
                 thread: thread(t)?,
                 ref_type_tag,
-                type_id: agent.class_id(jni, class.0)?,
+                type_id,
                 signature,
-                status: crate::commands::jdwp_class_status(status),
+                status: crate::values::jdwp_class_status(status),
             }
         }
         RawEvent::ClassUnload { request_id, signature } => {

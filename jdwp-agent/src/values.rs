@@ -18,15 +18,16 @@ pub fn object_value(agent: &Agent, jni: Jni, obj: jobject) -> Result<Value, Erro
     Ok(Value::Object(tagged.tag, tagged.id))
 }
 
-/// A `jvalue` of JNI type `ty` as a JDWP value.
+/// A `jvalue` of JNI type `ty` as a JDWP value, or for objects the reference itself (naming it is
+/// the caller's: a tagged ID here, a global reference for the event helper in callbacks).
 ///
 /// # Safety
 ///
 /// `v` was produced for type `ty` (the member `ty` selects is the one written).
-pub unsafe fn from_jvalue(agent: &Agent, jni: Jni, ty: JavaType, v: jvalue) -> Result<Value, ErrorCode> {
+pub unsafe fn read_jvalue(ty: JavaType, v: jvalue) -> Result<Value, jobject> {
     // SAFETY: the caller promises the union member matching `ty` is initialized.
-    Ok(unsafe {
-        match ty {
+    unsafe {
+        Ok(match ty {
             JavaType::Boolean => Value::Boolean(v.z),
             JavaType::Byte => Value::Byte(v.b),
             JavaType::Char => Value::Char(v.c),
@@ -36,15 +37,28 @@ pub unsafe fn from_jvalue(agent: &Agent, jni: Jni, ty: JavaType, v: jvalue) -> R
             JavaType::Float => Value::Float(v.f),
             JavaType::Double => Value::Double(v.d),
             JavaType::Void => Value::Void,
-            JavaType::Object => {
-                let value = object_value(agent, jni, v.l)?;
-                if !v.l.is_null() {
-                    jni.delete_local_ref(v.l);
-                }
-                value
+            JavaType::Object => return Err(v.l),
+        })
+    }
+}
+
+/// A `jvalue` of JNI type `ty` as a JDWP value (an object's local reference is deleted).
+///
+/// # Safety
+///
+/// `v` was produced for type `ty` (the member `ty` selects is the one written).
+pub unsafe fn from_jvalue(agent: &Agent, jni: Jni, ty: JavaType, v: jvalue) -> Result<Value, ErrorCode> {
+    // SAFETY: the caller's promise.
+    match unsafe { read_jvalue(ty, v) } {
+        Ok(value) => Ok(value),
+        Err(obj) => {
+            let value = object_value(agent, jni, obj)?;
+            if !obj.is_null() {
+                jni.delete_local_ref(obj);
             }
+            Ok(value)
         }
-    })
+    }
 }
 
 /// Reads a static field.
@@ -305,10 +319,33 @@ fn initiated_class_named(
     Ok(found)
 }
 
+/// JVMTI class status bits → JDWP's (the same bit values for the four JDWP defines).
+pub fn jdwp_class_status(jvmti_status: i32) -> i32 {
+    use jdwp_protocol::class_status;
+    jvmti_status & (class_status::VERIFIED | class_status::PREPARED | class_status::INITIALIZED | class_status::ERROR)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use jdwp_protocol::{ObjectId, Tag};
+
+    #[test]
+    fn jvalues_read_at_their_type_and_leave_objects_to_the_caller() {
+        let v = jvalue { j: -5 };
+        // SAFETY: each read is of the member just written.
+        unsafe {
+            assert_eq!(read_jvalue(JavaType::Long, v), Ok(Value::Long(-5)));
+            assert_eq!(read_jvalue(JavaType::Int, jvalue { i: 7 }), Ok(Value::Int(7)));
+            assert_eq!(read_jvalue(JavaType::Boolean, jvalue { z: true }), Ok(Value::Boolean(true)));
+            assert_eq!(read_jvalue(JavaType::Void, v), Ok(Value::Void));
+            let obj = std::ptr::dangling_mut();
+            assert_eq!(read_jvalue(JavaType::Object, jvalue { l: obj }), Err(obj));
+        }
+        assert_eq!(JavaType::from_descriptor_byte(b'['), Some(JavaType::Object));
+        assert_eq!(JavaType::from_descriptor_byte(b'F'), Some(JavaType::Float));
+        assert_eq!(JavaType::from_descriptor_byte(b'x'), None);
+    }
 
     #[test]
     fn values_fit_only_their_exact_type() {

@@ -1,11 +1,13 @@
 //! A raw, blocking JDWP session for tests that talk to an agent packet by packet: the protocol
 //! crate's types over the socket transport, with nothing of jdi-rs in between. Used by the first
-//! live conversation and by tests that send malformed packets on purpose.
+//! live conversation and by tests that send malformed packets on purpose. What any synchronous
+//! debugger connection needs besides its transport ([`decode_reply`], [`id_sizes`]) is here too, for
+//! the fuzzer's connection, which writes its own frames.
 
 use std::time::Duration;
 
 use jdwp_protocol::commands::virtual_machine as vm;
-use jdwp_protocol::{Command, ErrorCode, IdSizes, codec};
+use jdwp_protocol::{Command, DecodeError, ErrorCode, IdSizes, codec};
 use jdwp_transports::{Packet, PacketKind, SocketConnection, SocketReader, SocketWriter, TransportError};
 
 /// Why a raw command failed.
@@ -19,6 +21,51 @@ pub enum WireError {
     Decode { command: &'static str, source: jdwp_protocol::DecodeError },
     #[error("the VM closed the connection")]
     Closed,
+}
+
+/// Why the reply to a typed command is not its answer.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplyError {
+    #[error("{command} answered {code:?}")]
+    Jdwp { command: &'static str, code: ErrorCode },
+    #[error("{command}: reply does not decode: {source}")]
+    Decode { command: &'static str, source: DecodeError },
+    #[error("a command came where its reply was expected")]
+    NotAReply,
+}
+
+impl From<ReplyError> for WireError {
+    fn from(e: ReplyError) -> WireError {
+        match e {
+            ReplyError::Jdwp { command, code } => WireError::Jdwp { command, code },
+            ReplyError::Decode { command, source } => WireError::Decode { command, source },
+            ReplyError::NotAReply => WireError::Closed,
+        }
+    }
+}
+
+/// The reply packet of command `C`, decoded with the connection's ID sizes.
+pub fn decode_reply<C: Command>(reply: &Packet, sizes: IdSizes) -> Result<C::Reply, ReplyError> {
+    match reply.kind {
+        PacketKind::Reply { error } if error == ErrorCode::NONE => codec::decode_body(&reply.body, sizes)
+            .map_err(|source| ReplyError::Decode { command: C::QUALIFIED_NAME, source }),
+        PacketKind::Reply { error } => Err(ReplyError::Jdwp { command: C::QUALIFIED_NAME, code: error }),
+        PacketKind::Command { .. } => Err(ReplyError::NotAReply),
+    }
+}
+
+/// The ID sizes a `VirtualMachine.IDSizes` reply gives, checked (what a connection asks first).
+pub fn id_sizes(r: &vm::IdSizesReply) -> Result<IdSizes, ReplyError> {
+    let size = |v: i32| u8::try_from(v).unwrap_or(0);
+    IdSizes {
+        field_id: size(r.field_id_size),
+        method_id: size(r.method_id_size),
+        object_id: size(r.object_id_size),
+        reference_type_id: size(r.reference_type_id_size),
+        frame_id: size(r.frame_id_size),
+    }
+    .validate()
+    .map_err(|source| ReplyError::Decode { command: "VirtualMachine.IDSizes", source })
 }
 
 /// One debugger connection driven synchronously: send a command, read until its reply.
@@ -41,17 +88,7 @@ impl RawSession {
             WireError::Transport(TransportError::Io { operation: "setting a read timeout".into(), source: e })
         })?;
         let mut session = RawSession { reader, writer, next_id: 1, sizes: IdSizes::default(), events: Vec::new() };
-        let r = session.send(&vm::IdSizesCmd {})?;
-        let size = |v: i32| u8::try_from(v).unwrap_or(0);
-        session.sizes = IdSizes {
-            field_id: size(r.field_id_size),
-            method_id: size(r.method_id_size),
-            object_id: size(r.object_id_size),
-            reference_type_id: size(r.reference_type_id_size),
-            frame_id: size(r.frame_id_size),
-        }
-        .validate()
-        .map_err(|source| WireError::Decode { command: "VirtualMachine.IDSizes", source })?;
+        session.sizes = id_sizes(&session.send(&vm::IdSizesCmd {})?)?;
         Ok(session)
     }
 
@@ -63,12 +100,7 @@ impl RawSession {
     pub fn send<C: Command>(&mut self, command: &C) -> Result<C::Reply, WireError> {
         let body = codec::encode_body(command, self.sizes);
         let reply = self.send_raw(Packet::command(0, C::SET, C::CMD, body))?;
-        match reply.kind {
-            PacketKind::Reply { error } if error == ErrorCode::NONE => codec::decode_body(&reply.body, self.sizes)
-                .map_err(|source| WireError::Decode { command: C::QUALIFIED_NAME, source }),
-            PacketKind::Reply { error } => Err(WireError::Jdwp { command: C::QUALIFIED_NAME, code: error }),
-            PacketKind::Command { .. } => Err(WireError::Closed),
-        }
+        Ok(decode_reply::<C>(&reply, self.sizes)?)
     }
 
     /// Sends any packet (its id is replaced by the next one) and returns the reply with that id.
@@ -149,4 +181,41 @@ pub fn run_to_class_prepare(
     };
     s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: req.request_id }).unwrap();
     (jvm, s, type_id, thread)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replies_decode_or_say_why_not() {
+        let sizes = IdSizes::default();
+        let ok = Packet::reply(
+            1,
+            ErrorCode::NONE,
+            codec::encode_body(
+                &vm::IdSizesReply {
+                    field_id_size: 8,
+                    method_id_size: 8,
+                    object_id_size: 8,
+                    reference_type_id_size: 8,
+                    frame_id_size: 8,
+                },
+                sizes,
+            ),
+        );
+        let r = decode_reply::<vm::IdSizesCmd>(&ok, sizes).unwrap();
+        assert_eq!(id_sizes(&r).unwrap().object_id, 8);
+        let refused = Packet::reply(2, ErrorCode::VM_DEAD, Vec::new());
+        assert!(matches!(
+            decode_reply::<vm::IdSizesCmd>(&refused, sizes),
+            Err(ReplyError::Jdwp { command: vm::IdSizesCmd::QUALIFIED_NAME, code: ErrorCode::VM_DEAD })
+        ));
+        let short = Packet::reply(3, ErrorCode::NONE, vec![0, 0]);
+        assert!(matches!(decode_reply::<vm::IdSizesCmd>(&short, sizes), Err(ReplyError::Decode { .. })));
+        let event = Packet::command(4, 64, 100, Vec::new());
+        assert!(matches!(decode_reply::<vm::IdSizesCmd>(&event, sizes), Err(ReplyError::NotAReply)));
+        let zero = vm::IdSizesReply { field_id_size: 0, ..r };
+        assert!(matches!(id_sizes(&zero), Err(ReplyError::Decode { command: "VirtualMachine.IDSizes", .. })));
+    }
 }

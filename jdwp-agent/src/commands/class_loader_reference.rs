@@ -15,8 +15,8 @@ pub fn visible_classes(agent: &Agent, cmd: VisibleClasses) -> Result<VisibleClas
     let list = agent.jvmti.get_class_loader_classes(loader)?;
     let mut classes = Vec::with_capacity(list.len());
     for &class in list.iter() {
-        classes
-            .push(VisibleClass { ref_type_tag: super::type_tag(agent, class)?, type_id: agent.class_id(jni, class)? });
+        let (ref_type_tag, type_id) = agent.tagged_type(jni, class)?;
+        classes.push(VisibleClass { ref_type_tag, type_id });
         jni.delete_local_ref(class);
     }
     Ok(VisibleClassesReply { classes })

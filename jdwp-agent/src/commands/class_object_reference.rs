@@ -13,7 +13,8 @@ use jdwp_protocol::commands as c;
 pub fn reflected_type(agent: &Agent, cmd: ReflectedType) -> Result<ReflectedTypeReply, ErrorCode> {
     let jni = agent.jni()?;
     let class = agent.class_object(jni, cmd.class_object)?;
-    Ok(ReflectedTypeReply { ref_type_tag: super::type_tag(agent, class)?, type_id: agent.class_id(jni, class)? })
+    let (ref_type_tag, type_id) = agent.tagged_type(jni, class)?;
+    Ok(ReflectedTypeReply { ref_type_tag, type_id })
 }
 
 /// This module's commands.

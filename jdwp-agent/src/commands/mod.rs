@@ -19,8 +19,7 @@ pub mod stack_frame;
 pub mod thread_reference;
 pub mod virtual_machine;
 
-use jdwp_protocol::{ErrorCode, TypeTag, class_status};
-use jni_sys::jclass;
+use jdwp_protocol::ErrorCode;
 
 use crate::agent::Agent;
 use crate::dispatch::Entry;
@@ -49,17 +48,6 @@ pub static TABLES: &[&[Entry<Agent>]] = &[
 /// The handler of a command, if this agent implements it.
 pub fn lookup(set: u8, cmd: u8) -> Option<&'static Entry<Agent>> {
     TABLES.iter().find_map(|table| crate::dispatch::lookup(table, set, cmd))
-}
-
-/// The JDWP type tag of a class.
-pub fn type_tag(agent: &Agent, class: jclass) -> Result<TypeTag, ErrorCode> {
-    Ok(if agent.jvmti.is_array_class(class)? {
-        TypeTag::Array
-    } else if agent.jvmti.is_interface(class)? {
-        TypeTag::Interface
-    } else {
-        TypeTag::Class
-    })
 }
 
 /// Checks every write of a `SetValues` before any is made, then makes them, holding one JNI local
@@ -92,7 +80,4 @@ pub fn check_then_write<T>(
     Ok(())
 }
 
-/// JVMTI class status bits → JDWP's (the same bit values for the four JDWP defines).
-pub fn jdwp_class_status(jvmti_status: i32) -> i32 {
-    jvmti_status & (class_status::VERIFIED | class_status::PREPARED | class_status::INITIALIZED | class_status::ERROR)
-}
+pub use crate::values::jdwp_class_status;

@@ -12,7 +12,8 @@ pub fn reference_type(agent: &Agent, cmd: ReferenceType) -> Result<ReferenceType
     let jni = agent.jni()?;
     let obj = agent.non_null_object(jni, cmd.object)?;
     let class = jni.get_object_class(obj)?;
-    Ok(ReferenceTypeReply { ref_type_tag: super::type_tag(agent, class)?, type_id: agent.class_id(jni, class)? })
+    let (ref_type_tag, type_id) = agent.tagged_type(jni, class)?;
+    Ok(ReferenceTypeReply { ref_type_tag, type_id })
 }
 
 pub fn get_values(agent: &Agent, cmd: GetValues) -> Result<GetValuesReply, ErrorCode> {

@@ -166,10 +166,8 @@ pub fn nested_types(agent: &Agent, cmd: NestedTypes) -> Result<NestedTypesReply,
     for &candidate in candidates.iter() {
         let nested = agent.jvmti.get_class_signature(candidate).is_ok_and(|(sig, _)| is_nested_signature(&outer, &sig));
         if nested {
-            classes.push(NestedTypeInfo {
-                ref_type_tag: super::type_tag(agent, candidate)?,
-                type_id: agent.class_id(jni, candidate)?,
-            });
+            let (ref_type_tag, type_id) = agent.tagged_type(jni, candidate)?;
+            classes.push(NestedTypeInfo { ref_type_tag, type_id });
         }
         jni.delete_local_ref(candidate);
     }

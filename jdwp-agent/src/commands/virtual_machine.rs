@@ -58,9 +58,10 @@ fn loaded(agent: &Agent) -> Result<Vec<GenericClassInfo>, ErrorCode> {
             continue;
         }
         let (signature, generic) = agent.jvmti.get_class_signature(class)?;
+        let (ref_type_tag, type_id) = agent.tagged_type(jni, class)?;
         out.push(GenericClassInfo {
-            ref_type_tag: super::type_tag(agent, class)?,
-            type_id: agent.class_id(jni, class)?,
+            ref_type_tag,
+            type_id,
             signature,
             generic_signature: generic.unwrap_or_default(),
             status: super::jdwp_class_status(status),
