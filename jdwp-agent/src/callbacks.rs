@@ -227,6 +227,10 @@ impl EventSubject for Subject<'_> {
         !self.thread.is_null() && self.tag_of(self.thread) == Some(thread.0)
     }
 
+    fn in_virtual_thread(&self) -> bool {
+        !self.thread.is_null() && self.jni.is_virtual_thread(self.thread)
+    }
+
     fn class_is_subtype_of(&self, class: ReferenceTypeId) -> bool {
         let Some(ours) = self.class() else { return false };
         match self.agent.object(self.jni, ObjectId(class.0)) {

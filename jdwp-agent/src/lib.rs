@@ -38,6 +38,7 @@ mod loader;
 mod logging;
 pub mod options;
 pub mod profiling;
+pub mod runtime;
 mod sde;
 pub mod session;
 mod step;

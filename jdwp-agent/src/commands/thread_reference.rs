@@ -244,6 +244,13 @@ pub fn group_children(agent: &Agent, cmd: tg::Children) -> Result<tg::ChildrenRe
 }
 
 /// This module's commands.
+/// JDWP 19. Answered on every VM, like the JDK's agent from 19 on: on a VM without final virtual
+/// threads (JNI below 21) every thread is a platform thread.
+pub fn is_virtual(agent: &Agent, cmd: IsVirtual) -> Result<IsVirtualReply, ErrorCode> {
+    let (jni, t) = thread(agent, cmd.thread)?;
+    Ok(IsVirtualReply { is_virtual: jni.is_virtual_thread(t) })
+}
+
 pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::thread_reference::Name => name,
     c::thread_reference::Suspend => suspend,
@@ -259,6 +266,7 @@ pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::thread_reference::SuspendCount => suspend_count,
     c::thread_reference::OwnedMonitorsStackDepthInfo => owned_monitors_stack_depth_info,
     c::thread_reference::ForceEarlyReturn => force_early_return,
+    c::thread_reference::IsVirtual => is_virtual,
     c::thread_group_reference::Name => group_name,
     c::thread_group_reference::Parent => group_parent,
     c::thread_group_reference::Children => group_children,
