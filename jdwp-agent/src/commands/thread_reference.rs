@@ -244,9 +244,13 @@ pub fn group_children(agent: &Agent, cmd: tg::Children) -> Result<tg::ChildrenRe
 }
 
 /// This module's commands.
-/// JDWP 19. Answered on every VM, like the JDK's agent from 19 on: on a VM without final virtual
-/// threads (JNI below 21) every thread is a platform thread.
+/// JDWP 19. Answered on every VM: on a VM without final virtual threads (JNI below 21) every
+/// thread is a platform thread. The null thread is not virtual, as JDK 25's agent answers
+/// (rather than the `INVALID_THREAD` other commands give for it).
 pub fn is_virtual(agent: &Agent, cmd: IsVirtual) -> Result<IsVirtualReply, ErrorCode> {
+    if cmd.thread.is_null() {
+        return Ok(IsVirtualReply { is_virtual: false });
+    }
     let (jni, t) = thread(agent, cmd.thread)?;
     Ok(IsVirtualReply { is_virtual: jni.is_virtual_thread(t) })
 }
