@@ -117,7 +117,7 @@ async fn listener_accepts_an_agent_that_connects_to_us() {
     };
     let jvm = Debuggee::builder("Hello").arg("listened").agent(agent).expect_listening(false).spawn().unwrap();
     let vm = listener.accept(Some(common::TIMEOUT)).await.unwrap();
-    assert_eq!(vm.version().await.unwrap().jdwp_major, 17);
+    assert_eq!(vm.version().await.unwrap().jdwp_major, test_rig::jdk_feature_version().unwrap() as i32);
     let mut events = vm.event_queue().unwrap();
     let set = events.next_within(common::TIMEOUT).await.unwrap();
     assert!(matches!(set.events.as_slice(), [Event::VmStart { .. }]), "{set:?}");

@@ -83,11 +83,10 @@ async fn platform_threads_only_leaves_out_virtual_thread_starts() {
     }
     let mut s = start("Hello", true).await;
     let all = s.vm.enable_request(&EventRequest::thread_start().suspend(SuspendPolicy::EventThread)).await.unwrap();
-    let platform = s
-        .vm
-        .enable_request(&EventRequest::thread_start().platform_threads_only().suspend(SuspendPolicy::EventThread))
-        .await
-        .unwrap();
+    let platform =
+        s.vm.enable_request(&EventRequest::thread_start().platform_threads_only().suspend(SuspendPolicy::EventThread))
+            .await
+            .unwrap();
     s.vm.resume().await.unwrap();
     let (mut seen_all, mut seen_platform) = (Vec::new(), Vec::new());
     loop {
