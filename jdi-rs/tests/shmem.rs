@@ -30,7 +30,7 @@ fn line(marker: &str) -> i32 {
 async fn core_suite(agent: ShmemAgent) {
     let mut s = common::start_shmem("Demo", &[], agent).await;
     let version = s.vm.version().await.unwrap();
-    assert_eq!(version.jdwp_major, 17);
+    assert_eq!(version.jdwp_major, test_rig::jdk_feature_version().unwrap() as i32);
     // Classes and threads.
     let strings = s.vm.classes_by_name("java.lang.String").await.unwrap();
     assert_eq!(strings.len(), 1);
@@ -137,7 +137,7 @@ async fn a_name_in_use_is_refused_and_sequential_reconnects_work() {
         // While one is attached, another is turned away.
         let busy = jdi::attach_shmem(&name, Some(std::time::Duration::from_millis(500))).await;
         assert!(busy.is_err(), "a second debugger got in");
-        assert_eq!(vm.version().await.unwrap().jdwp_major, 17);
+        assert_eq!(vm.version().await.unwrap().jdwp_major, test_rig::jdk_feature_version().unwrap() as i32);
         vm.dispose().await.unwrap();
     }
     // The program ends by itself; the segment goes with the VM.
@@ -189,7 +189,7 @@ async fn a_listener_without_address_prints_a_generated_name() {
         let name = line.rsplit_once("address: ").unwrap().1.trim().to_owned();
         assert!(name.starts_with(&format!("javadebug-{}-", jvm.pid())), "{line}");
         let vm = jdi::attach_shmem(&name, Some(TIMEOUT)).await.unwrap();
-        assert_eq!(vm.version().await.unwrap().jdwp_major, 17);
+        assert_eq!(vm.version().await.unwrap().jdwp_major, test_rig::jdk_feature_version().unwrap() as i32);
         vm.dispose().await.unwrap();
         let status = tokio::task::spawn_blocking(move || jvm.wait_for_exit(TIMEOUT)).await.unwrap();
         assert!(status.is_some_and(|s| s.success()), "{agent:?}: {status:?}");

@@ -205,6 +205,23 @@ impl Jni {
         if value.is_null() { Err(JniError::Failed(function)) } else { Ok(value) }
     }
 
+    /// The JNI version the VM implements (`GetVersion`, e.g. `0x000a0000` on JDK 17).
+    pub fn get_version(self) -> jint {
+        jni_call!(self, GetVersion())
+    }
+
+    /// Whether `thread` is a virtual thread (`IsVirtualThread`). False on a VM whose JNI has no
+    /// final `IsVirtualThread` (below JNI 21, see [`crate::runtime`]): it has no virtual threads
+    /// a debugger could see without preview features.
+    pub fn is_virtual_thread(self, thread: jobject) -> bool {
+        if !crate::runtime::jni_has_is_virtual_thread(self.get_version()) {
+            return false;
+        }
+        // SAFETY: as `table`, and a VM reporting JNI 21 or later fills in the JNI 19 view of its
+        // function table, where `IsVirtualThread` lives; `thread` is a live reference.
+        unsafe { ((**self.env.as_ptr()).v19.IsVirtualThread)(self.env.as_ptr(), thread) }
+    }
+
     // -----------------------------------------------------------------------------------------
     // Exceptions
     // -----------------------------------------------------------------------------------------

@@ -35,6 +35,7 @@ mod logging;
 pub mod options;
 pub mod profiling;
 mod raw;
+pub mod runtime;
 mod sde;
 pub mod session;
 mod step;

@@ -20,6 +20,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "id_hash.rs",
             "id_kinds.rs",
             "options.rs",
+            "runtime.rs",
             "logging.rs",
             "dispatch.rs",
             "allow.rs",

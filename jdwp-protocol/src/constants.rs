@@ -157,6 +157,8 @@ wire_enum! {
         Step = 10,
         InstanceOnly = 11,
         SourceNameMatch = 12,
+        /// JDWP 19.
+        PlatformThreadsOnly = 13,
     }
 }
 

@@ -7,7 +7,8 @@ use crate::ids::IdSizes;
 use crate::sample::Gen;
 use crate::{CommandInfo, all_commands, command_info, vendor_commands};
 
-/// The JDK 17 protocol, command set by command set: (set number, set name, [command names by number]).
+/// The JDK 25 protocol (JDK 17's and JDK 19's `IsVirtual`), command set by command set: (set number,
+/// set name, [command names by number]).
 /// Written out independently of the layout tables so that a missing or misnumbered definition fails.
 type SetSpec = (u8, &'static str, &'static [(u8, &'static str)]);
 
@@ -108,6 +109,7 @@ const SPEC: &[SetSpec] = &[
             (12, "SuspendCount"),
             (13, "OwnedMonitorsStackDepthInfo"),
             (14, "ForceEarlyReturn"),
+            (15, "IsVirtual"),
         ],
     ),
     (12, "ThreadGroupReference", &[(1, "Name"), (2, "Parent"), (3, "Children")]),
@@ -128,10 +130,10 @@ const SIZES: &[IdSizes] = &[
 ];
 
 #[test]
-fn command_table_has_all_94_commands_of_18_sets() {
-    assert_eq!(SPEC.len(), 18, "JDK 17 has 18 command sets");
+fn command_table_has_all_95_commands_of_18_sets() {
+    assert_eq!(SPEC.len(), 18, "JDK 25 has 18 command sets");
     let spec_total: usize = SPEC.iter().map(|(_, _, cmds)| cmds.len()).sum();
-    assert_eq!(spec_total, 94);
+    assert_eq!(spec_total, 95, "JDK 17's 94 and JDK 19's ThreadReference.IsVirtual");
 
     for (set, set_name, cmds) in SPEC {
         for (cmd, name) in *cmds {
@@ -141,11 +143,11 @@ fn command_table_has_all_94_commands_of_18_sets() {
         }
     }
     let table: Vec<&CommandInfo> = all_commands().collect();
-    assert_eq!(table.len(), 94, "the table has commands the spec does not: {table:?}");
+    assert_eq!(table.len(), 95, "the table has commands the spec does not: {table:?}");
     let mut keys: Vec<(u8, u8)> = table.iter().map(|c| (c.set, c.cmd)).collect();
     keys.sort();
     keys.dedup();
-    assert_eq!(keys.len(), 94, "duplicate (set, command) numbers");
+    assert_eq!(keys.len(), 95, "duplicate (set, command) numbers");
 }
 
 #[test]

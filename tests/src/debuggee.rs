@@ -14,7 +14,7 @@ use std::{
 
 use crate::{
     error::{Error, IoContext, Result},
-    java::{fixtures, java_tool},
+    java::{fixtures, java_tool, virtual_main_requested, virtual_main_wrapper},
     spawn::spawn_tied_to_process,
 };
 
@@ -150,9 +150,18 @@ pub struct DebuggeeBuilder {
     startup_timeout: Duration,
     env: Vec<(OsString, OsString)>,
     current_dir: Option<PathBuf>,
+    /// Run `main` in a virtual thread; `None`: as `JDBG_TEST_VIRTUAL_MAIN` says.
+    virtual_main: Option<bool>,
 }
 
 impl DebuggeeBuilder {
+    /// Runs `main` in a virtual thread named `main` (JDK 21+), or in the platform main thread,
+    /// whatever `JDBG_TEST_VIRTUAL_MAIN` says.
+    pub fn virtual_main(mut self, virtual_main: bool) -> Self {
+        self.virtual_main = Some(virtual_main);
+        self
+    }
+
     /// Appends a program argument (passed to `main`).
     pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
         self.args.push(arg.into());
@@ -225,17 +234,27 @@ impl DebuggeeBuilder {
         self
     }
 
-    /// The full command line: `java [jvm options] [agent] -cp CP MAIN [args]`.
+    /// The full command line: `java [jvm options] [agent] -cp CP MAIN [args]`, or with
+    /// [`VIRTUAL_MAIN_VAR`](crate::VIRTUAL_MAIN_VAR) set, `... -cp CP:WRAPPER VirtualMainWrapper
+    /// MAIN [args]`, which runs `MAIN` in a virtual thread named `main`.
     fn command(&self) -> Result<(Command, String)> {
         let java = java_tool("java")?;
-        let classpath = match &self.classpath {
+        let mut classpath = match &self.classpath {
             Some(cp) => cp.clone(),
             None => fixtures()?.as_os_str().to_owned(),
         };
         let mut argv: Vec<OsString> = self.jvm_options.clone();
         argv.extend(self.agent.jvm_option());
         argv.push("-cp".into());
-        argv.push(classpath);
+        if self.virtual_main.unwrap_or_else(virtual_main_requested) {
+            let (wrapper, dir) = virtual_main_wrapper()?;
+            classpath.push(":");
+            classpath.push(dir);
+            argv.push(classpath);
+            argv.push(wrapper.into());
+        } else {
+            argv.push(classpath);
+        }
         argv.push(self.main_class.clone().into());
         argv.extend(self.args.iter().cloned());
 
@@ -350,6 +369,7 @@ impl Debuggee {
             startup_timeout: DEFAULT_TIMEOUT,
             env: Vec::new(),
             current_dir: None,
+            virtual_main: None,
         }
     }
 

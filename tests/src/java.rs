@@ -22,15 +22,27 @@ const CACHE_FORMAT: &str = "test-rig-fixtures-v1";
 /// `--release 17` keeps class files at version 61 even with a newer JDK.
 const JAVAC_FLAGS: &[&str] = &["-g", "--release", "17", "-encoding", "UTF-8"];
 
-/// The JDK to use: `$JAVA_HOME` if set, else the JDK owning `javac` (or
-/// `java`) on `PATH`, with symlinks such as `/usr/bin/javac` resolved.
+/// The environment variable naming the JDK the tests run (e.g.
+/// `/usr/lib/jvm/temurin-25-jdk-amd64`): its `java` runs the debuggees and the JDK's agent is
+/// its `libjdwp.so`.
+pub const TEST_JDK_VAR: &str = "JDBG_TEST_JDK";
+
+/// The environment variable that runs each fixture's `main` in a virtual thread (`1`, on JDK 21
+/// and later), as OpenJDK's test library does with its virtual "main wrapper".
+pub const VIRTUAL_MAIN_VAR: &str = "JDBG_TEST_VIRTUAL_MAIN";
+
+/// The JDK to use: `$JDBG_TEST_JDK` if set, else `$JAVA_HOME` if set, else the JDK owning
+/// `javac` (or `java`) on `PATH` (the JDK 17 of this project's machines), with symlinks such as
+/// `/usr/bin/javac` resolved.
 pub fn try_java_home() -> Result<PathBuf> {
-    if let Some(home) = env::var_os("JAVA_HOME").filter(|h| !h.is_empty()) {
-        let home = PathBuf::from(home);
-        if !home.join("bin").join("java").is_file() {
-            return Err(Error::JavaNotFound(format!("JAVA_HOME={} has no bin/java", home.display())));
+    for var in [TEST_JDK_VAR, "JAVA_HOME"] {
+        if let Some(home) = env::var_os(var).filter(|h| !h.is_empty()) {
+            let home = PathBuf::from(home);
+            if !home.join("bin").join("java").is_file() {
+                return Err(Error::JavaNotFound(format!("{var}={} has no bin/java", home.display())));
+            }
+            return Ok(home);
         }
-        return Ok(home);
     }
     for tool in ["javac", "java"] {
         if let Some(found) = find_on_path(tool) {
@@ -42,6 +54,51 @@ pub fn try_java_home() -> Result<PathBuf> {
         }
     }
     Err(Error::JavaNotFound("JAVA_HOME is not set and neither javac nor java is on PATH".into()))
+}
+
+/// The feature version of the test JDK (17, 21, 25), from the `JAVA_VERSION` line of its
+/// `release` file.
+pub fn jdk_feature_version() -> Result<u32> {
+    let home = try_java_home()?;
+    let release = home.join("release");
+    let text = fs::read_to_string(&release).context(|| format!("reading {}", release.display()))?;
+    parse_feature_version(&text)
+        .ok_or_else(|| Error::JavaNotFound(format!("{} has no JAVA_VERSION line", release.display())))
+}
+
+fn parse_feature_version(release: &str) -> Option<u32> {
+    let line = release.lines().find_map(|l| l.strip_prefix("JAVA_VERSION="))?;
+    let version = line.trim().trim_matches('"');
+    // "17.0.15", "25", "1.8.0_402" (never a JDK this project runs, but read right anyway).
+    let mut parts = version.split(['.', '_', '-', '+']);
+    let first: u32 = parts.next()?.parse().ok()?;
+    if first == 1 { parts.next()?.parse().ok() } else { Some(first) }
+}
+
+/// Whether fixtures' `main`s run in a virtual thread ([`VIRTUAL_MAIN_VAR`] set to anything but
+/// empty or `0`).
+pub fn virtual_main_requested() -> bool {
+    env::var_os(VIRTUAL_MAIN_VAR).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The wrapper's main class and the classpath directory holding it, compiled on first use like the
+/// fixtures. Fails on a JDK without virtual threads (before 21).
+pub fn virtual_main_wrapper() -> Result<(&'static str, &'static Path)> {
+    static WRAPPER: OnceLock<Result<PathBuf>> = OnceLock::new();
+    let dir = WRAPPER
+        .get_or_init(|| {
+            let feature = jdk_feature_version()?;
+            if feature < 21 {
+                return Err(Error::JavaNotFound(format!(
+                    "{VIRTUAL_MAIN_VAR} needs a JDK 21 or later for virtual threads; the test JDK is {feature}"
+                )));
+            }
+            let sources = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/src/virtual_main"));
+            compile_java_sources(sources, &target_dir().join("virtual-main")).map(|c| c.classes_dir)
+        })
+        .as_deref()
+        .map_err(Clone::clone)?;
+    Ok(("VirtualMainWrapper", dir))
 }
 
 /// Like [`try_java_home`], but panics with a clear message: tests cannot do
@@ -294,4 +351,18 @@ fn contains_marker(line: &str, marker: &str) -> bool {
     line.match_indices(marker).any(|(at, _)| {
         !line[at + marker.len()..].chars().next().is_some_and(|c| c.is_alphanumeric() || c == '-' || c == '_')
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn feature_versions_from_release_files() {
+        assert_eq!(parse_feature_version("IMPLEMENTOR=\"Eclipse Adoptium\"\nJAVA_VERSION=\"25.0.1\"\n"), Some(25));
+        assert_eq!(parse_feature_version("JAVA_VERSION=\"17.0.15\""), Some(17));
+        assert_eq!(parse_feature_version("JAVA_VERSION=\"21\""), Some(21));
+        assert_eq!(parse_feature_version("JAVA_VERSION=\"1.8.0_402\""), Some(8));
+        assert_eq!(parse_feature_version("JAVA_RUNTIME_VERSION=\"25\""), None);
+    }
 }

@@ -15,6 +15,9 @@
 //!   reports the port, captures stdout/stderr, and never leaves a JVM behind:
 //!   it is killed on drop (also when the test panics) and dies with the test
 //!   process.
+//! * The JDK is `$JDBG_TEST_JDK` (else `$JAVA_HOME`, else the one on `PATH`, JDK 17 here), and
+//!   with `JDBG_TEST_VIRTUAL_MAIN=1` (JDK 21+) every fixture's `main` runs in a virtual thread
+//!   named `main` ([`virtual_main_wrapper`]), as OpenJDK's test library can.
 //! * [`fixture_line`] finds the line number of a `@marker` comment in a
 //!   fixture, so tests can set breakpoints without hard-coding line numbers.
 //!
@@ -44,8 +47,9 @@ pub use debuggee::{
 };
 pub use error::{Error, Result};
 pub use java::{
-    CompiledClasses, compile_java_sources, fixture_line, fixture_source_dir, fixtures, fixtures_cache_root, java_home,
-    java_tool, try_java_home,
+    CompiledClasses, TEST_JDK_VAR, VIRTUAL_MAIN_VAR, compile_java_sources, fixture_line, fixture_source_dir, fixtures,
+    fixtures_cache_root, java_home, java_tool, jdk_feature_version, try_java_home, virtual_main_requested,
+    virtual_main_wrapper,
 };
 
 /// Our agent library, `target/<profile>/libjdwp_agent.so`, next to the running test binary's profile

@@ -218,7 +218,7 @@ impl RequestHandle {
         let set = er::Set {
             event_kind: request.kind,
             suspend_policy: request.suspend_policy,
-            modifiers: request.wire_modifiers(),
+            modifiers: request.wire_modifiers(self.vm.version().await?.jdwp_major),
         };
         let id = RequestId { kind: request.kind, id: self.vm.send(&set).await?.request_id };
         let mut reg = manager.registry();

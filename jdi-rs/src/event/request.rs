@@ -108,6 +108,13 @@ impl EventRequest {
         EventRequest::new(EventKind::ThreadDeath)
     }
 
+    /// Only thread starts and deaths of platform threads (JDI's `addPlatformThreadsOnlyFilter`).
+    /// Like JDI, sent only to a VM whose JDWP version is 19 or more: older VMs have no virtual
+    /// threads, and their agents do not know the modifier.
+    pub fn platform_threads_only(self) -> EventRequest {
+        self.with(Modifier::PlatformThreadsOnly {})
+    }
+
     /// VM death is reported without a request (policy `None`); a request adds a second VM death
     /// event, in the same set, with its own ID and suspend policy.
     pub fn vm_death() -> EventRequest {
@@ -201,9 +208,13 @@ impl EventRequest {
         self.kind == EventKind::SingleStep || self.count_filter().is_some()
     }
 
-    /// The filters as sent: the ones given, plus the final `Count 1` of a one-shot step.
-    pub(crate) fn wire_modifiers(&self) -> Vec<Modifier> {
+    /// The filters as sent to a VM speaking JDWP `jdwp_major`: the ones given (less
+    /// `PlatformThreadsOnly` before JDWP 19), plus the final `Count 1` of a one-shot step.
+    pub(crate) fn wire_modifiers(&self, jdwp_major: i32) -> Vec<Modifier> {
         let mut modifiers = self.modifiers.clone();
+        if jdwp_major < 19 {
+            modifiers.retain(|m| !matches!(m, Modifier::PlatformThreadsOnly {}));
+        }
         if self.kind == EventKind::SingleStep && self.count_filter().is_none() {
             modifiers.push(Modifier::Count { count: 1 });
         }
@@ -246,6 +257,7 @@ impl EventRequest {
                     check_pattern(p).or_else(invalid)?;
                     kind == K::ClassPrepare
                 }
+                Modifier::PlatformThreadsOnly {} => thread_life,
             };
             if !allowed {
                 return invalid(format!("the {} filter does not apply", m.kind().name()));
@@ -289,14 +301,27 @@ mod tests {
     #[test]
     fn steps_are_sent_one_shot_unless_counted() {
         let step = EventRequest::step(ThreadId(1), StepSize::Line, StepDepth::Over).class_exclude("java.*");
-        let wire = step.wire_modifiers();
+        let wire = step.wire_modifiers(17);
         assert_eq!(wire.last(), Some(&Modifier::Count { count: 1 }), "count 1 comes after the other filters");
         assert_eq!(wire.len(), 3);
         let counted = EventRequest::step(ThreadId(1), StepSize::Min, StepDepth::Into).count(3);
-        assert_eq!(counted.wire_modifiers(), counted.modifiers);
+        assert_eq!(counted.wire_modifiers(17), counted.modifiers);
         let bp = EventRequest::breakpoint(at(0));
-        assert_eq!(bp.wire_modifiers(), bp.modifiers);
+        assert_eq!(bp.wire_modifiers(17), bp.modifiers);
         assert!(step.is_one_shot() && counted.is_one_shot() && !bp.is_one_shot());
+    }
+
+    #[test]
+    fn platform_threads_only_goes_to_jdwp_19_and_later() {
+        let start = EventRequest::thread_start().platform_threads_only().count(2);
+        assert_eq!(start.wire_modifiers(19), start.modifiers);
+        assert_eq!(start.wire_modifiers(25), start.modifiers);
+        assert_eq!(start.wire_modifiers(17), [Modifier::Count { count: 2 }]);
+        assert!(start.validate().is_ok() && EventRequest::thread_death().platform_threads_only().validate().is_ok());
+        for kind in [EventKind::ClassPrepare, EventKind::MethodEntry, EventKind::ClassUnload] {
+            let r = EventRequest::new(kind).platform_threads_only();
+            assert!(r.validate().is_err(), "{kind:?}");
+        }
     }
 
     #[test]

@@ -78,6 +78,16 @@ impl ThreadReference {
         Ok(self.vm.send(&tr::Name { thread: self.id }).await?.thread_name)
     }
 
+    /// Whether the thread is a virtual thread (`Thread.isVirtual()`). Like JDI, asks only a VM
+    /// whose JDWP version is 19 or more (`ThreadReference.IsVirtual`); before that no thread is
+    /// virtual, and the JDK's agent would not know the command.
+    pub async fn is_virtual(&self) -> Result<bool> {
+        if self.vm.version().await?.jdwp_major < 19 {
+            return Ok(false);
+        }
+        Ok(self.vm.send(&tr::IsVirtual { thread: self.id }).await?.is_virtual)
+    }
+
     /// What the thread is doing (running, sleeping, waiting, blocked on a monitor, not started,
     /// finished) and whether the debugger has it suspended, in one round trip. Suspension does
     /// not change the first: a suspended thread reports the state it was in.

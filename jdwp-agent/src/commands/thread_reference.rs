@@ -244,6 +244,17 @@ pub fn group_children(agent: &Agent, cmd: tg::Children) -> Result<tg::ChildrenRe
 }
 
 /// This module's commands.
+/// JDWP 19. Answered on every VM: on a VM without final virtual threads (JNI below 21) every
+/// thread is a platform thread. The null thread is not virtual, as JDK 25's agent answers
+/// (rather than the `INVALID_THREAD` other commands give for it).
+pub fn is_virtual(agent: &Agent, cmd: IsVirtual) -> Result<IsVirtualReply, ErrorCode> {
+    if cmd.thread.is_null() {
+        return Ok(IsVirtualReply { is_virtual: false });
+    }
+    let (jni, t) = thread(agent, cmd.thread)?;
+    Ok(IsVirtualReply { is_virtual: jni.is_virtual_thread(t) })
+}
+
 pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::thread_reference::Name => name,
     c::thread_reference::Suspend => suspend,
@@ -259,6 +270,7 @@ pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::thread_reference::SuspendCount => suspend_count,
     c::thread_reference::OwnedMonitorsStackDepthInfo => owned_monitors_stack_depth_info,
     c::thread_reference::ForceEarlyReturn => force_early_return,
+    c::thread_reference::IsVirtual => is_virtual,
     c::thread_group_reference::Name => group_name,
     c::thread_group_reference::Parent => group_parent,
     c::thread_group_reference::Children => group_children,

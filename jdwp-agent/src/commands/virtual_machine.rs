@@ -5,12 +5,15 @@ use jdwp_protocol::{ErrorCode, ModuleId, ThreadGroupId};
 
 use crate::agent::{Agent, ID_SIZES, JvmtiSuspend};
 use crate::dispatch::Entry;
+use crate::runtime::JvmtiVersion;
 use jdwp_protocol::commands as c;
 
-/// `vmVersion` is the `java.version` property (`17.0.15`), as the JDK's agent answers; the
-/// description names the JVMTI version the VM runs, as the JDK's agent's does. JVMTI knows only
-/// the properties the VM defines, not `java.version`, which the class library sets: that one is
-/// read as the program reads it, once.
+/// `vmVersion` is the `java.version` property (`17.0.15`), as the JDK's agent answers. The JDWP
+/// version and the description follow the running VM's JVMTI version ([`crate::runtime`]), laid
+/// out as the JDK's agent lays them out; where it names itself "Reference Implementation" we name
+/// our agent ([`AGENT_MARKER`](jdwp_protocol::commands::profiler::AGENT_MARKER), which clients look
+/// for before sending vendor commands). JVMTI knows only the properties the VM defines, not
+/// `java.version`, which the class library sets: that one is read as the program reads it, once.
 pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
     // Static: the VM's version, read once.
     static JAVA_VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
@@ -23,21 +26,11 @@ pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
             None => prop("java.version"),
         },
     };
-    let (jvmti_major, jvmti_minor) = agent.jvmti.get_version_number().map_or((17, 0), jvmti_version);
-    let description = format!(
-        "Java Debug Wire Protocol ({} {})\nJVM Debug Interface version {jvmti_major}.{jvmti_minor}\nJVM version {} ({}, {})",
-        jdwp_protocol::commands::profiler::AGENT_MARKER,
-        env!("CARGO_PKG_VERSION"),
-        vm_version,
-        vm_name,
-        prop("java.vm.info"),
-    );
-    Ok(VersionReply { description, jdwp_major: 17, jdwp_minor: 0, vm_version, vm_name })
-}
-
-/// The major and minor numbers of a JVMTI version number (`GetVersionNumber`).
-fn jvmti_version(version: i32) -> (i32, i32) {
-    ((version >> 16) & 0x0fff, (version >> 8) & 0xff)
+    let runtime = agent.jvmti.get_version_number().map_or(JvmtiVersion::FALLBACK, JvmtiVersion::from_number);
+    let implementation = format!("{} {}", jdwp_protocol::commands::profiler::AGENT_MARKER, env!("CARGO_PKG_VERSION"));
+    let description = runtime.description(&implementation, &vm_version, &vm_name, &prop("java.vm.info"));
+    let (jdwp_major, jdwp_minor) = runtime.jdwp_version();
+    Ok(VersionReply { description, jdwp_major, jdwp_minor, vm_version, vm_name })
 }
 
 /// Loaded classes: each with its signature, generic signature, kind and status.
@@ -335,14 +328,3 @@ pub(super) static TABLE: &[Entry<Agent>] = crate::dispatch_table!(Agent;
     c::virtual_machine::InstanceCounts => instance_counts,
     c::virtual_machine::AllModules => all_modules,
 );
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn jvmti_version_numbers_split_into_major_and_minor() {
-        // JVMTI_VERSION_11 and a JDK 17 VM's 17.0.0: the interface type bits above are left out.
-        assert_eq!(super::jvmti_version(0x3000_0000 | (11 << 16)), (11, 0));
-        assert_eq!(super::jvmti_version(0x3000_0000 | (17 << 16)), (17, 0));
-        assert_eq!(super::jvmti_version(0x3000_0000 | (9 << 16) | (1 << 8) | 2), (9, 1));
-    }
-}

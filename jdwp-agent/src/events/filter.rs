@@ -19,6 +19,8 @@ use jdwp_protocol::{ErrorCode, EventKind, FieldId, Location, ObjectId, Reference
 pub trait EventSubject {
     /// Whether the event happened in `thread`.
     fn in_thread(&self, thread: ThreadId) -> bool;
+    /// Whether the event's thread is a virtual thread (false when it has none).
+    fn in_virtual_thread(&self) -> bool;
     /// Whether the event's class is `class` or a subtype of it.
     fn class_is_subtype_of(&self, class: ReferenceTypeId) -> bool;
     /// Whether the event's class name (dotted, like `java.lang.String`) satisfies `pred`.
@@ -205,6 +207,7 @@ impl Request {
                 Modifier::SourceNameMatch { source_name_pattern } => {
                     subject.source_name_matches(&|name| pattern_matches(source_name_pattern, name))
                 }
+                Modifier::PlatformThreadsOnly {} => !subject.in_virtual_thread(),
             };
             if !pass {
                 return Verdict::Skip;
@@ -247,6 +250,7 @@ fn check_modifier(kind: EventKind, modifier: &Modifier) -> Result<(), ErrorCode>
         }
         Modifier::InstanceOnly { .. } => !thread_life && !matches!(kind, K::ClassPrepare | K::ClassUnload),
         Modifier::SourceNameMatch { .. } => kind == K::ClassPrepare,
+        Modifier::PlatformThreadsOnly {} => thread_life,
     };
     if allowed { Ok(()) } else { Err(ErrorCode::ILLEGAL_ARGUMENT) }
 }
@@ -256,14 +260,19 @@ mod tests {
     use super::*;
     use jdwp_protocol::{ClassId, MethodId, TypeTag};
 
-    /// A scripted event: thread 1 in class `demo.Main` (ID 10, subtype of 11) at method 5, index 3.
+    /// A scripted event: thread 1 (virtual if `virtual_thread`) in class `demo.Main` (ID 10,
+    /// subtype of 11) at method 5, index 3.
     struct Fake {
         class_name_asked: std::cell::Cell<u32>,
+        virtual_thread: bool,
     }
 
     impl EventSubject for Fake {
         fn in_thread(&self, thread: ThreadId) -> bool {
             thread == ThreadId(1)
+        }
+        fn in_virtual_thread(&self) -> bool {
+            self.virtual_thread
         }
         fn class_is_subtype_of(&self, class: ReferenceTypeId) -> bool {
             class == ReferenceTypeId(10) || class == ReferenceTypeId(11)
@@ -290,7 +299,7 @@ mod tests {
     }
 
     fn subject() -> Fake {
-        Fake { class_name_asked: std::cell::Cell::new(0) }
+        Fake { class_name_asked: std::cell::Cell::new(0), virtual_thread: false }
     }
 
     fn request(kind: EventKind, modifiers: Vec<Modifier>) -> Request {
@@ -384,6 +393,42 @@ mod tests {
         for (kind, modifier, expected) in cases {
             let r = request(kind, vec![modifier.clone()]);
             assert_eq!(r.offer(&s), expected, "{kind:?} {modifier:?}");
+        }
+    }
+
+    #[test]
+    fn platform_threads_only_drops_thread_starts_and_ends_of_virtual_threads() {
+        let platform = subject();
+        let virtual_thread = Fake { virtual_thread: true, ..subject() };
+        for kind in [EventKind::ThreadStart, EventKind::ThreadDeath] {
+            let r = request(kind, vec![Modifier::PlatformThreadsOnly {}]);
+            assert_eq!(r.offer(&platform), Verdict::Report, "{kind:?}");
+            assert_eq!(r.offer(&virtual_thread), Verdict::Skip, "{kind:?}");
+        }
+        // In order with the others: a count after it counts only platform threads.
+        let r = request(EventKind::ThreadStart, vec![Modifier::PlatformThreadsOnly {}, Modifier::Count { count: 1 }]);
+        assert_eq!(r.offer(&virtual_thread), Verdict::Skip);
+        assert!(!r.is_expired());
+        assert_eq!(r.offer(&platform), Verdict::Report);
+        assert!(r.is_expired());
+    }
+
+    #[test]
+    fn platform_threads_only_is_for_thread_starts_and_ends_only() {
+        for kind in [
+            EventKind::Breakpoint,
+            EventKind::SingleStep,
+            EventKind::MethodEntry,
+            EventKind::ClassPrepare,
+            EventKind::ClassUnload,
+            EventKind::Exception,
+            EventKind::MonitorWait,
+        ] {
+            let err = Request::new(1, kind, SuspendPolicy::None, vec![Modifier::PlatformThreadsOnly {}]).unwrap_err();
+            assert_eq!(err, ErrorCode::ILLEGAL_ARGUMENT, "{kind:?}");
+        }
+        for kind in [EventKind::ThreadStart, EventKind::ThreadDeath] {
+            assert!(Request::new(1, kind, SuspendPolicy::None, vec![Modifier::PlatformThreadsOnly {}]).is_ok());
         }
     }
 

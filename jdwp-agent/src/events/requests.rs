@@ -129,6 +129,9 @@ mod tests {
         fn in_thread(&self, thread: ThreadId) -> bool {
             thread.0 == self.0
         }
+        fn in_virtual_thread(&self) -> bool {
+            false
+        }
         fn class_is_subtype_of(&self, _: ReferenceTypeId) -> bool {
             true
         }

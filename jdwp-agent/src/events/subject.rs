@@ -280,6 +280,10 @@ impl EventSubject for Subject<'_> {
         }
         self.agent.jvmti.get_source_file_name(class).is_ok_and(|s| pred(&s))
     }
+
+    fn in_virtual_thread(&self) -> bool {
+        !self.thread.is_null() && self.jni.is_virtual_thread(self.thread)
+    }
 }
 
 // ---- matching and reporting ------------------------------------------------------------------------

@@ -40,6 +40,9 @@ jdwp_select! {
         /// Class prepare events only: types whose source name (from their SMAP) matches the pattern
         /// (JDWP 1.6, needs `canUseSourceNameFilters`).
         SourceNameMatch { source_name_pattern: String },
+        /// Thread start and end events only: drops those of virtual threads (JDWP 19). Has no
+        /// fields; other event kinds answer `ILLEGAL_ARGUMENT`.
+        PlatformThreadsOnly {},
     }
 }
 
@@ -98,10 +101,22 @@ mod tests {
 
     #[test]
     fn unknown_modifier_kind_is_rejected() {
-        let bytes = [2, 0, 0, 0, 0, 1, 13];
+        let bytes = [2, 0, 0, 0, 0, 1, 14];
         assert_eq!(
             decode_body::<Set>(&bytes, sizes()),
-            Err(DecodeError::InvalidTag { what: "modifier kind", tag: 13 })
+            Err(DecodeError::InvalidTag { what: "modifier kind", tag: 14 })
         );
+    }
+
+    #[test]
+    fn platform_threads_only_is_a_bare_kind_byte() {
+        let set = Set {
+            event_kind: EventKind::ThreadStart,
+            suspend_policy: SuspendPolicy::None,
+            modifiers: vec![Modifier::PlatformThreadsOnly {}],
+        };
+        let bytes = encode_body(&set, sizes());
+        assert_eq!(bytes, [6, 0, 0, 0, 0, 1, 13]);
+        assert_eq!(decode_body::<Set>(&bytes, sizes()).unwrap(), set);
     }
 }

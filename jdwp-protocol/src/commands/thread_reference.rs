@@ -95,5 +95,12 @@ command_set! {
             out ForceEarlyReturn { thread: ThreadId, value: Value }
             reply ForceEarlyReturnReply {}
         }
+        /// Whether the thread is a virtual thread (JDWP 19; a preview API in 19 and 20, final
+        /// since 21). VMs before 19 answer `NOT_IMPLEMENTED`: ask only when `Version` reports a
+        /// JDWP major of 19 or more.
+        IsVirtual = 15 {
+            out IsVirtual { thread: ThreadId }
+            reply IsVirtualReply { is_virtual: bool }
+        }
     }
 }

@@ -36,6 +36,12 @@ options:
                                           which suite (default nsk-jdwp)
   --agent ours|jdk|PATH                   the libjdwp.so under test: ours (default), the JDK's own
                                           (comparison run: no failure is expected), or a library
+  --jdk HOME                              the JDK the copy is made from and the tests run on
+                                          (default the JDK 17 the sources belong to; e.g.
+                                          /usr/lib/jvm/temurin-25-jdk-amd64): native libraries
+                                          are built with its headers, runs go to their own
+                                          directories, and conformance/expected-failures/
+                                          <suite>-jdk<N>.txt is used when it exists
   --tests PATTERN...                      only tests whose name (path under the suite's test root,
                                           e.g. vmTestbase/nsk/jdwp/.../TestDescription.java)
                                           contains one of the patterns (`*` matches anything)
@@ -105,6 +111,8 @@ pub struct Options {
     pub results_only: bool,
     /// Every `k`th test of each directory (see [`jtreg::share`]), plus the `--tests` ones.
     pub share: Option<usize>,
+    /// The JDK to test on instead of the JDK 17 the sources belong to.
+    pub jdk: Option<PathBuf>,
 }
 
 impl Options {
@@ -121,6 +129,7 @@ impl Options {
             max_minutes: None,
             results_only: false,
             share: None,
+            jdk: None,
         };
         let mut i = 0;
         while i < args.len() {
@@ -194,6 +203,7 @@ impl Options {
                         v.parse().ok().filter(|&n| n > 0).ok_or(format!("--share: not a positive integer: {v:?}"))?,
                     );
                 }
+                "--jdk" => options.jdk = Some(PathBuf::from(value(flag)?)),
                 "--no-install" => options.install = false,
                 other => return Err(format!("unknown option {other:?}")),
             }
@@ -233,8 +243,17 @@ pub fn run(options: &Options) -> Result<Outcome> {
     let suite = options.suite;
     let cache = target_dir().join("conformance");
     std::fs::create_dir_all(&cache).ctx(|| format!("creating {}", cache.display()))?;
-    let run_dir = cache.join("runs").join(format!("{}-{}", suite.name, options.agent.tag()));
-    println!("== conformance: suite {} with agent {}", suite.name, options.agent.tag());
+    // A JDK other than the sources' 17 gets its own run directory (and native libraries).
+    let other_jdk = match &options.jdk {
+        Some(home) => {
+            let (home, feature) = setup::check_jdk(home)?;
+            (feature != 17).then_some((home, feature))
+        }
+        None => None,
+    };
+    let jdk_suffix = other_jdk.as_ref().map(|(_, f)| format!("-jdk{f}")).unwrap_or_default();
+    let run_dir = cache.join("runs").join(format!("{}-{}{jdk_suffix}", suite.name, options.agent.tag()));
+    println!("== conformance: suite {} with agent {}{jdk_suffix}", suite.name, options.agent.tag());
 
     let (test_root, all_tests, selected, skipped_by_option, results) = if options.results_only {
         let sources = setup::ensure_test_sources(&cache, false)?;
@@ -246,7 +265,11 @@ pub fn run(options: &Options) -> Result<Outcome> {
         (test_root, all_tests, selected, 0, results)
     } else {
         // 1. Tools and test sources.
-        let tools = setup::ensure_tools(options.install)?;
+        let mut tools = setup::ensure_tools(options.install)?;
+        if let Some((home, feature)) = &other_jdk {
+            println!("testing on JDK {feature}: {}", home.display());
+            tools.jdk = home.clone();
+        }
         let sources = setup::ensure_test_sources(&cache, options.install)?;
         let test_root = sources.dir.join(suite.root);
 
@@ -320,8 +343,10 @@ pub fn run(options: &Options) -> Result<Outcome> {
 
     // 6. Results against the expected failures.
     let problem_listed = jtreg::problem_listed(&test_root, suite.dir, selected.as_deref())?;
-    let expected_file =
-        workspace_root().join("conformance").join("expected-failures").join(format!("{}.txt", suite.name));
+    let expected_dir = workspace_root().join("conformance").join("expected-failures");
+    let expected_file = Some(expected_dir.join(format!("{}{jdk_suffix}.txt", suite.name)))
+        .filter(|f| f.is_file())
+        .unwrap_or_else(|| expected_dir.join(format!("{}.txt", suite.name)));
     let expected = match options.agent {
         // A comparison run: the JDK's agent is the reference, every failure is a finding.
         AgentChoice::Jdk => expected::Expected::default(),
@@ -415,6 +440,8 @@ mod tests {
             "--results-only",
             "--share",
             "4",
+            "--jdk",
+            "/usr/lib/jvm/some-jdk",
         ])
         .unwrap()
         .unwrap();
@@ -424,6 +451,7 @@ mod tests {
         assert_eq!((o.timeout_factor, o.conc, o.install), (2.5, 3, false));
         assert_eq!(o.skip, ["x"]);
         assert_eq!((o.max_minutes, o.results_only, o.share), (Some(30.0), true, Some(4)));
+        assert_eq!(o.jdk, Some(PathBuf::from("/usr/lib/jvm/some-jdk")));
         let o = parse(&["--agent", "/x/libfoo.so"]).unwrap().unwrap();
         assert_eq!(o.agent, AgentChoice::Path("/x/libfoo.so".into()));
     }

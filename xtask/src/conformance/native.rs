@@ -25,7 +25,12 @@ const CXXFLAGS: &[&str] = &["-shared", "-fPIC", "-O2", "-w"];
 /// Builds every library (reusing ones already built for these sources) and returns the directory.
 pub fn build(sources: &Sources, jdk: &Path, cache: &Path) -> Result<PathBuf> {
     let vm_testbase = sources.dir.join("test/hotspot/jtreg/vmTestbase");
-    let out_dir = cache.join("native").join(format!("{}-{BUILD_VERSION}", sources.name));
+    // Built against the headers of the JDK under test: one directory per JDK other than 17.
+    let jdk_tag = match super::setup::check_jdk(jdk) {
+        Ok((_, feature)) if feature != 17 => format!("-jdk{feature}"),
+        _ => String::new(),
+    };
+    let out_dir = cache.join("native").join(format!("{}{jdk_tag}-{BUILD_VERSION}", sources.name));
     fs::create_dir_all(&out_dir).ctx(|| format!("creating {}", out_dir.display()))?;
 
     let mut libs = Vec::new();

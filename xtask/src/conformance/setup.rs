@@ -130,6 +130,25 @@ pub fn find_jdk17() -> Option<PathBuf> {
     candidates.into_iter().filter_map(|c| fs::canonicalize(c).ok()).find(|home| is_jdk17(home))
 }
 
+/// Checks that `home` is a JDK the harness can test on (a `release` file, `javac`, the JNI headers
+/// and a server VM) and returns its canonical path and feature version.
+pub fn check_jdk(home: &Path) -> Result<(PathBuf, u32)> {
+    let home = fs::canonicalize(home).ctx(|| format!("--jdk {}", home.display()))?;
+    let release = fs::read_to_string(home.join("release")).unwrap_or_default();
+    let feature = release
+        .lines()
+        .find_map(|l| l.strip_prefix("JAVA_VERSION=\""))
+        .and_then(|v| v.split(['.', '"']).next())
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| format!("{} has no JAVA_VERSION in its release file", home.display()))?;
+    for needed in ["bin/javac", "include/jni.h", "include/jvmti.h", "lib/server/libjvm.so", "lib/libjdwp.so"] {
+        if !home.join(needed).exists() {
+            return Err(format!("{} is not a full JDK: {needed} is missing", home.display()));
+        }
+    }
+    Ok((home, feature))
+}
+
 fn is_jdk17(home: &Path) -> bool {
     let release = fs::read_to_string(home.join("release")).unwrap_or_default();
     release.lines().any(|l| l.starts_with("JAVA_VERSION=\"17"))
