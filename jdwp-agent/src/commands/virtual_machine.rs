@@ -39,27 +39,57 @@ fn jvmti_version(version: i32) -> (i32, i32) {
     ((version >> 16) & 0x0fff, (version >> 8) & 0xff)
 }
 
-/// Loaded classes: each with its signature, generic signature, kind and status.
-fn loaded(agent: &Agent) -> Result<Vec<GenericClassInfo>, ErrorCode> {
+/// Loaded classes: each with its signature, generic signature, kind and status; with `only`, just
+/// the classes of that JNI signature (`ClassesBySignature`), so that the others get no ID.
+///
+/// Per class, the fewest JVMTI calls that answer: its status (which also says whether it is an
+/// array), its signatures, whether it is an interface (not asked of arrays), and its ID (a new ID
+/// reuses the signature just read). With `only`, the signature comes first: most classes are
+/// then one call.
+fn loaded(agent: &Agent, only: Option<&str>) -> Result<Vec<GenericClassInfo>, ErrorCode> {
+    use crate::jvmti::sys::{JVMTI_CLASS_STATUS_ARRAY, JVMTI_CLASS_STATUS_PREPARED, JVMTI_CLASS_STATUS_PRIMITIVE};
+    use jdwp_protocol::TypeTag;
     let jni = agent.jni()?;
     let classes = agent.jvmti.get_loaded_classes()?;
-    let mut out = Vec::with_capacity(classes.len());
+    let mut out = Vec::with_capacity(if only.is_some() { 1 } else { classes.len() });
     for &class in classes.iter() {
+        // Looking for one signature, that is the first question (one JVMTI call for most classes).
+        let named = match only {
+            Some(wanted) => {
+                let named = agent.jvmti.get_class_signature(class)?;
+                if named.0 != wanted {
+                    jni.delete_local_ref(class);
+                    continue;
+                }
+                Some(named)
+            }
+            None => None,
+        };
         let status = agent.jvmti.get_class_status(class)?;
         // Primitive classes (int.class) are not reference types; a class loaded but not yet
         // prepared has no methods or fields to show, and the JDK's agent leaves it out (JDI's
         // UnpreparedClasses and UnpreparedByName tests check it). Arrays count as prepared.
-        use crate::jvmti::sys::{JVMTI_CLASS_STATUS_ARRAY, JVMTI_CLASS_STATUS_PREPARED, JVMTI_CLASS_STATUS_PRIMITIVE};
         if status & JVMTI_CLASS_STATUS_PRIMITIVE != 0
             || status & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY) == 0
         {
             jni.delete_local_ref(class);
             continue;
         }
-        let (signature, generic) = agent.jvmti.get_class_signature(class)?;
+        let (signature, generic) = match named {
+            Some(named) => named,
+            None => agent.jvmti.get_class_signature(class)?,
+        };
+        let ref_type_tag = if status & JVMTI_CLASS_STATUS_ARRAY != 0 {
+            TypeTag::Array
+        } else if agent.jvmti.is_interface(class)? {
+            TypeTag::Interface
+        } else {
+            TypeTag::Class
+        };
+        let type_id = agent.class_id_signed(jni, class, &signature)?;
         out.push(GenericClassInfo {
-            ref_type_tag: super::type_tag(agent, class)?,
-            type_id: agent.class_id(jni, class)?,
+            ref_type_tag,
+            type_id,
             signature,
             generic_signature: generic.unwrap_or_default(),
             status: super::jdwp_class_status(status),
@@ -70,16 +100,15 @@ fn loaded(agent: &Agent) -> Result<Vec<GenericClassInfo>, ErrorCode> {
 }
 
 pub fn classes_by_signature(agent: &Agent, cmd: ClassesBySignature) -> Result<ClassesBySignatureReply, ErrorCode> {
-    let classes = loaded(agent)?
+    let classes = loaded(agent, Some(&cmd.signature))?
         .into_iter()
-        .filter(|c| c.signature == cmd.signature)
         .map(|c| ClassBySignature { ref_type_tag: c.ref_type_tag, type_id: c.type_id, status: c.status })
         .collect();
     Ok(ClassesBySignatureReply { classes })
 }
 
 pub fn all_classes(agent: &Agent, _: AllClasses) -> Result<AllClassesReply, ErrorCode> {
-    let classes = loaded(agent)?
+    let classes = loaded(agent, None)?
         .into_iter()
         .map(|c| ClassInfo {
             ref_type_tag: c.ref_type_tag,
@@ -95,7 +124,7 @@ pub fn all_classes_with_generic(
     agent: &Agent,
     _: AllClassesWithGeneric,
 ) -> Result<AllClassesWithGenericReply, ErrorCode> {
-    Ok(AllClassesWithGenericReply { classes: loaded(agent)? })
+    Ok(AllClassesWithGenericReply { classes: loaded(agent, None)? })
 }
 
 pub fn all_threads(agent: &Agent, _: AllThreads) -> Result<AllThreadsReply, ErrorCode> {
