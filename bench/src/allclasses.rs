@@ -164,6 +164,9 @@ fn timed<C: Command>(s: &mut RawSession, command: &C) -> Result<(f64, C::Reply),
     }
 }
 
+/// Reads one figure of a [`Measured`].
+type Getter = fn(&Measured) -> f64;
+
 fn print_table(sides: &[Side], results: &[Vec<Measured>], runs: u32, warm: u32, load_start: &str) {
     let classes = results[0].first().map_or(0, |m| m.classes);
     println!(
@@ -179,7 +182,7 @@ fn print_table(sides: &[Side], results: &[Vec<Measured>], runs: u32, warm: u32, 
         header += &format!(" {:>12}", "before/jdk");
     }
     println!("{header}");
-    let metrics: [(String, fn(&Measured) -> f64); 4] = [
+    let metrics: [(String, Getter); 4] = [
         ("first AllClassesWithGeneric".into(), |m| m.first),
         (format!("AllClassesWithGeneric again (median of {warm})"), |m| m.warm),
         ("AllClasses (after)".into(), |m| m.plain),

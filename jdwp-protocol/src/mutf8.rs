@@ -35,8 +35,11 @@ fn push_unit(out: &mut Vec<u8>, unit: u16) {
 /// Decodes modified UTF-8 (also accepting standard four-byte UTF-8 sequences, which some VMs emit).
 pub fn decode(bytes: &[u8]) -> String {
     // Fast path: pure ASCII without NUL is identical in both encodings.
-    if bytes.iter().all(|b| (1..0x80).contains(b)) {
-        return bytes.iter().map(|&b| b as char).collect();
+    // (One copy, not a char at a time: class signatures come through here by the thousand.)
+    if bytes.iter().all(|b| (1..0x80).contains(b))
+        && let Ok(ascii) = std::str::from_utf8(bytes)
+    {
+        return ascii.to_owned();
     }
     let mut units: Vec<u16> = Vec::with_capacity(bytes.len());
     let mut extra = String::new();

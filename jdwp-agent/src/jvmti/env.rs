@@ -651,7 +651,9 @@ impl Jvmti {
         jvmti_call!(self, GetClassSignature(klass, &mut signature, &mut generic))?;
         // SAFETY: on success both are strings JVMTI allocated for us (or null).
         let (signature, generic) = unsafe { (self.string(signature), self.string(generic)) };
-        Ok((signature.to_string(), generic.to_option()))
+        // Decoded straight into the String (`to_string` would format it through a second copy).
+        let decode = |s: &super::JvmtiString| jdwp_protocol::mutf8::decode(s.as_bytes());
+        Ok((decode(&signature), (!generic.is_null()).then(|| decode(&generic))))
     }
 
     /// The `JVMTI_CLASS_STATUS_*` bits.
