@@ -52,19 +52,16 @@ fn loaded(agent: &Agent, only: Option<&str>) -> Result<Vec<GenericClassInfo>, Er
     let jni = agent.jni()?;
     let classes = agent.jvmti.get_loaded_classes()?;
     let mut out = Vec::with_capacity(if only.is_some() { 1 } else { classes.len() });
+    // Looking for one signature, that is the first question, on the VM's own bytes (one JVMTI
+    // call and no allocation of ours for most classes).
+    let wanted = only.map(jdwp_protocol::mutf8::encode);
     for &class in classes.iter() {
-        // Looking for one signature, that is the first question (one JVMTI call for most classes).
-        let named = match only {
-            Some(wanted) => {
-                let named = agent.jvmti.get_class_signature(class)?;
-                if named.0 != wanted {
-                    jni.delete_local_ref(class);
-                    continue;
-                }
-                Some(named)
-            }
-            None => None,
-        };
+        if let Some(wanted) = &wanted
+            && agent.jvmti.get_class_signature_raw(class)?.as_bytes() != wanted.as_slice()
+        {
+            jni.delete_local_ref(class);
+            continue;
+        }
         let status = agent.jvmti.get_class_status(class)?;
         // Primitive classes (int.class) are not reference types; a class loaded but not yet
         // prepared has no methods or fields to show, and the JDK's agent leaves it out (JDI's
@@ -75,10 +72,7 @@ fn loaded(agent: &Agent, only: Option<&str>) -> Result<Vec<GenericClassInfo>, Er
             jni.delete_local_ref(class);
             continue;
         }
-        let (signature, generic) = match named {
-            Some(named) => named,
-            None => agent.jvmti.get_class_signature(class)?,
-        };
+        let (signature, generic) = agent.jvmti.get_class_signature(class)?;
         let ref_type_tag = if status & JVMTI_CLASS_STATUS_ARRAY != 0 {
             TypeTag::Array
         } else if agent.jvmti.is_interface(class)? {

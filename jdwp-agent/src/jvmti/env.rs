@@ -656,6 +656,15 @@ impl Jvmti {
         Ok((decode(&signature), (!generic.is_null()).then(|| decode(&generic))))
     }
 
+    /// The JNI signature alone, undecoded (modified UTF-8): for comparing many classes' names
+    /// with one, without a `String` or the generic signature per class.
+    pub fn get_class_signature_raw(self, klass: jclass) -> Result<JvmtiString> {
+        let mut signature = ptr::null_mut();
+        jvmti_call!(self, GetClassSignature(klass, &mut signature, ptr::null_mut()))?;
+        // SAFETY: on success a string JVMTI allocated for us.
+        Ok(unsafe { self.string(signature) })
+    }
+
     /// The `JVMTI_CLASS_STATUS_*` bits.
     pub fn get_class_status(self, klass: jclass) -> Result<jint> {
         let mut status = 0;
