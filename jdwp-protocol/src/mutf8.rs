@@ -111,6 +111,15 @@ mod tests {
     }
 
     #[test]
+    fn ascii_takes_the_fast_path_unchanged() {
+        assert_eq!(decode(b"Ljava/lang/String;"), "Ljava/lang/String;");
+        assert_eq!(decode(b""), "");
+        // A NUL is two bytes in modified UTF-8; a lone 0 byte is not ASCII's fast path.
+        assert_eq!(decode(&[b'a', 0xc0, 0x80]), "a\0");
+        assert_eq!(decode(&encode("LA$B;")), "LA$B;");
+    }
+
+    #[test]
     fn garbage_decodes_without_panicking() {
         for bytes in [&[0xff][..], &[0xe0, 0x80], &[0xc0], &[0xf0, 0x9f], &[0xed, 0xa0, 0x80]] {
             let _ = decode(bytes);
