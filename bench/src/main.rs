@@ -20,10 +20,12 @@
 //! overhead against JFR's, and one-trip deadlock detection against standard commands (see
 //! `profiler.rs`). `bench profiler-heap [...]` measures its heap side: the HPROF dump against
 //! `jcmd GC.heap_dump`, and allocation sampling overhead against JFR's (see `profiler_heap.rs`).
-//! `bench shmem [...]` compares the shared-memory transport with the socket one, same agent and
+//! `bench allclasses [...]`: the debugger's first `allClasses`, our agent against the JDK's, on the
+//! wire (see `allclasses.rs`). `bench shmem [...]` compares the shared-memory transport with the socket one, same agent and
 //! client (see `shmem.rs`).
 
 mod agent;
+mod allclasses;
 mod jdb;
 mod profiler;
 mod profiler_heap;
@@ -65,6 +67,7 @@ fn main() -> ExitCode {
     let result = match argv.first().map(String::as_str) {
         Some("--side") => side::main(&argv[1..]),
         Some("agent") => agent::main(&argv[1..]),
+        Some("allclasses") => allclasses::main(&argv[1..]),
         Some("jdb") => jdb::main(&argv[1..]),
         Some("profiler") => profiler::main(&argv[1..]),
         Some("profiler-heap") => profiler_heap::main(&argv[1..]),

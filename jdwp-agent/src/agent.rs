@@ -205,6 +205,18 @@ impl Agent {
 
     /// [`Agent::object_id`], for an object whose kind the caller knows (see `ObjectEntry`).
     fn object_id_of(&self, jni: Jni, obj: jobject, kind: Known) -> Result<ObjectId, ErrorCode> {
+        self.object_id_signed(jni, obj, kind, None)
+    }
+
+    /// [`Agent::object_id_of`], with a class's signature when the caller has it already (so that
+    /// a new class ID does not ask JVMTI for it again).
+    fn object_id_signed(
+        &self,
+        jni: Jni,
+        obj: jobject,
+        kind: Known,
+        signature: Option<&str>,
+    ) -> Result<ObjectId, ErrorCode> {
         if obj.is_null() {
             return Ok(ObjectId::NULL);
         }
@@ -214,7 +226,7 @@ impl Agent {
             entry.thread |= kind == Known::Thread;
             return Ok(ObjectId(tag as u64));
         }
-        self.new_object_id(jni, &mut table, obj, kind)
+        self.new_object_id_signed(jni, &mut table, obj, kind, signature)
     }
 
     /// Gives `obj`, which has no ID yet, the next one.
@@ -225,7 +237,19 @@ impl Agent {
         obj: jobject,
         kind: Known,
     ) -> Result<ObjectId, ErrorCode> {
-        let lasting = kind == Known::Class && self.class_lasts_with_vm(jni, table, obj);
+        self.new_object_id_signed(jni, table, obj, kind, None)
+    }
+
+    /// [`Agent::new_object_id`], with the class's signature if the caller has it.
+    fn new_object_id_signed(
+        &self,
+        jni: Jni,
+        table: &mut ObjectTable,
+        obj: jobject,
+        kind: Known,
+        signature: Option<&str>,
+    ) -> Result<ObjectId, ErrorCode> {
+        let lasting = kind == Known::Class && self.class_lasts_with_vm(jni, table, obj, signature);
         let weak = jni.new_weak_global_ref(obj)?;
         table.next += 1;
         let id = table.next;
@@ -243,7 +267,7 @@ impl Agent {
 
     /// Whether a class can never be unloaded, so that holding it while the VM is suspended would
     /// change nothing: see [`class_lasts_with_vm`]. Agent threads only (under the ID table's lock).
-    fn class_lasts_with_vm(&self, jni: Jni, table: &mut ObjectTable, class: jclass) -> bool {
+    fn class_lasts_with_vm(&self, jni: Jni, table: &mut ObjectTable, class: jclass, signature: Option<&str>) -> bool {
         let Ok(loader) = self.jvmti.get_class_loader(class) else { return false };
         let loader_kind = if loader.is_null() {
             LoaderKind::Boot
@@ -254,6 +278,9 @@ impl Agent {
         };
         if loader_kind == LoaderKind::Other {
             return false;
+        }
+        if let Some(signature) = signature {
+            return class_lasts_with_vm(loader_kind, signature);
         }
         match self.jvmti.get_class_signature(class) {
             Ok((signature, _)) => class_lasts_with_vm(loader_kind, &signature),
@@ -513,6 +540,12 @@ impl Agent {
     /// A class as replies and events name a reference type: its type tag and ID.
     pub fn tagged_type(&self, jni: Jni, class: jclass) -> Result<(TypeTag, ReferenceTypeId), ErrorCode> {
         Ok((self.type_tag(class)?, self.class_id(jni, class)?))
+    }
+
+    /// [`Agent::class_id`] of a class whose JNI signature the caller has just read (listing the
+    /// loaded classes): a new ID then costs one JVMTI call less.
+    pub fn class_id_signed(&self, jni: Jni, class: jclass, signature: &str) -> Result<ReferenceTypeId, ErrorCode> {
+        self.object_id_signed(jni, class, Known::Class, Some(signature)).map(|id| ReferenceTypeId(id.0))
     }
 
     /// Keeps an object from being collected (`DisableCollection`); counted.

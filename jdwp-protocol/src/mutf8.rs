@@ -35,8 +35,11 @@ fn push_unit(out: &mut Vec<u8>, unit: u16) {
 /// Decodes modified UTF-8 (also accepting standard four-byte UTF-8 sequences, which some VMs emit).
 pub fn decode(bytes: &[u8]) -> String {
     // Fast path: pure ASCII without NUL is identical in both encodings.
-    if bytes.iter().all(|b| (1..0x80).contains(b)) {
-        return bytes.iter().map(|&b| b as char).collect();
+    // (One copy, not a char at a time: class signatures come through here by the thousand.)
+    if bytes.iter().all(|b| (1..0x80).contains(b))
+        && let Ok(ascii) = std::str::from_utf8(bytes)
+    {
+        return ascii.to_owned();
     }
     let mut units: Vec<u16> = Vec::with_capacity(bytes.len());
     let mut extra = String::new();
@@ -105,6 +108,15 @@ mod tests {
         // 😀 is a surrogate pair: two three-byte sequences.
         assert_eq!(enc.len(), 1 + 2 + 2 + 3 + 6);
         assert_eq!(decode(&enc), s);
+    }
+
+    #[test]
+    fn ascii_takes_the_fast_path_unchanged() {
+        assert_eq!(decode(b"Ljava/lang/String;"), "Ljava/lang/String;");
+        assert_eq!(decode(b""), "");
+        // A NUL is two bytes in modified UTF-8; a lone 0 byte is not ASCII's fast path.
+        assert_eq!(decode(&[b'a', 0xc0, 0x80]), "a\0");
+        assert_eq!(decode(&encode("LA$B;")), "LA$B;");
     }
 
     #[test]

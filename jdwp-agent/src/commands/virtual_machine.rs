@@ -33,17 +33,33 @@ pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
     Ok(VersionReply { description, jdwp_major, jdwp_minor, vm_version, vm_name })
 }
 
-/// Loaded classes: each with its signature, generic signature, kind and status.
-fn loaded(agent: &Agent) -> Result<Vec<GenericClassInfo>, ErrorCode> {
+/// Loaded classes: each with its signature, generic signature, kind and status; with `only`, just
+/// the classes of that JNI signature (`ClassesBySignature`), so that the others get no ID.
+///
+/// Per class, the fewest JVMTI calls that answer: its status (which also says whether it is an
+/// array), its signatures, whether it is an interface (not asked of arrays), and its ID (a new ID
+/// reuses the signature just read). With `only`, the signature comes first: most classes are
+/// then one call.
+fn loaded(agent: &Agent, only: Option<&str>) -> Result<Vec<GenericClassInfo>, ErrorCode> {
+    use crate::jvmti::sys::{JVMTI_CLASS_STATUS_ARRAY, JVMTI_CLASS_STATUS_PREPARED, JVMTI_CLASS_STATUS_PRIMITIVE};
+    use jdwp_protocol::TypeTag;
     let jni = agent.jni()?;
     let classes = agent.jvmti.get_loaded_classes()?;
-    let mut out = Vec::with_capacity(classes.len());
+    let mut out = Vec::with_capacity(if only.is_some() { 1 } else { classes.len() });
+    // Looking for one signature, that is the first question, on the VM's own bytes (one JVMTI
+    // call and no allocation of ours for most classes).
+    let wanted = only.map(jdwp_protocol::mutf8::encode);
     for &class in classes.iter() {
+        if let Some(wanted) = &wanted
+            && agent.jvmti.get_class_signature_raw(class)?.as_bytes() != wanted.as_slice()
+        {
+            jni.delete_local_ref(class);
+            continue;
+        }
         let status = agent.jvmti.get_class_status(class)?;
         // Primitive classes (int.class) are not reference types; a class loaded but not yet
         // prepared has no methods or fields to show, and the JDK's agent leaves it out (JDI's
         // UnpreparedClasses and UnpreparedByName tests check it). Arrays count as prepared.
-        use crate::jvmti::sys::{JVMTI_CLASS_STATUS_ARRAY, JVMTI_CLASS_STATUS_PREPARED, JVMTI_CLASS_STATUS_PRIMITIVE};
         if status & JVMTI_CLASS_STATUS_PRIMITIVE != 0
             || status & (JVMTI_CLASS_STATUS_PREPARED | JVMTI_CLASS_STATUS_ARRAY) == 0
         {
@@ -51,7 +67,14 @@ fn loaded(agent: &Agent) -> Result<Vec<GenericClassInfo>, ErrorCode> {
             continue;
         }
         let (signature, generic) = agent.jvmti.get_class_signature(class)?;
-        let (ref_type_tag, type_id) = agent.tagged_type(jni, class)?;
+        let ref_type_tag = if status & JVMTI_CLASS_STATUS_ARRAY != 0 {
+            TypeTag::Array
+        } else if agent.jvmti.is_interface(class)? {
+            TypeTag::Interface
+        } else {
+            TypeTag::Class
+        };
+        let type_id = agent.class_id_signed(jni, class, &signature)?;
         out.push(GenericClassInfo {
             ref_type_tag,
             type_id,
@@ -65,16 +88,15 @@ fn loaded(agent: &Agent) -> Result<Vec<GenericClassInfo>, ErrorCode> {
 }
 
 pub fn classes_by_signature(agent: &Agent, cmd: ClassesBySignature) -> Result<ClassesBySignatureReply, ErrorCode> {
-    let classes = loaded(agent)?
+    let classes = loaded(agent, Some(&cmd.signature))?
         .into_iter()
-        .filter(|c| c.signature == cmd.signature)
         .map(|c| ClassBySignature { ref_type_tag: c.ref_type_tag, type_id: c.type_id, status: c.status })
         .collect();
     Ok(ClassesBySignatureReply { classes })
 }
 
 pub fn all_classes(agent: &Agent, _: AllClasses) -> Result<AllClassesReply, ErrorCode> {
-    let classes = loaded(agent)?
+    let classes = loaded(agent, None)?
         .into_iter()
         .map(|c| ClassInfo {
             ref_type_tag: c.ref_type_tag,
@@ -90,7 +112,7 @@ pub fn all_classes_with_generic(
     agent: &Agent,
     _: AllClassesWithGeneric,
 ) -> Result<AllClassesWithGenericReply, ErrorCode> {
-    Ok(AllClassesWithGenericReply { classes: loaded(agent)? })
+    Ok(AllClassesWithGenericReply { classes: loaded(agent, None)? })
 }
 
 pub fn all_threads(agent: &Agent, _: AllThreads) -> Result<AllThreadsReply, ErrorCode> {

@@ -651,7 +651,18 @@ impl Jvmti {
         jvmti_call!(self, GetClassSignature(klass, &mut signature, &mut generic))?;
         // SAFETY: on success both are strings JVMTI allocated for us (or null).
         let (signature, generic) = unsafe { (self.string(signature), self.string(generic)) };
-        Ok((signature.to_string(), generic.to_option()))
+        // Decoded straight into the String (`to_string` would format it through a second copy).
+        let decode = |s: &super::JvmtiString| jdwp_protocol::mutf8::decode(s.as_bytes());
+        Ok((decode(&signature), (!generic.is_null()).then(|| decode(&generic))))
+    }
+
+    /// The JNI signature alone, undecoded (modified UTF-8): for comparing many classes' names
+    /// with one, without a `String` or the generic signature per class.
+    pub fn get_class_signature_raw(self, klass: jclass) -> Result<JvmtiString> {
+        let mut signature = ptr::null_mut();
+        jvmti_call!(self, GetClassSignature(klass, &mut signature, ptr::null_mut()))?;
+        // SAFETY: on success a string JVMTI allocated for us.
+        Ok(unsafe { self.string(signature) })
     }
 
     /// The `JVMTI_CLASS_STATUS_*` bits.
