@@ -106,6 +106,9 @@ pub struct Agent {
     /// Set when the first debugger attaches (see [`Agent::wait_for_first_debugger`]).
     debugger_came: AtomicBool,
     pub vm_dead: AtomicBool,
+    /// The exit code `VirtualMachine.Exit` asked for, applied by the session once its reply is
+    /// written.
+    pub pending_exit: PendingExit,
     pub helper: OnceLock<crate::event_helper::EventHelper>,
     /// What the event helper may send when, and its inbox (see [`crate::gate`]).
     pub gate: crate::gate::Gate<crate::event_helper::Job>,
@@ -114,6 +117,34 @@ pub struct Agent {
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
+
+/// An exit code waiting for its reply to be written: any `i32` (`i32::MIN` included, which a
+/// fuzzer found once meant "none"), or none.
+pub struct PendingExit(std::sync::atomic::AtomicI64);
+
+impl PendingExit {
+    /// No `i32` widens to this.
+    const NONE: i64 = i64::MIN;
+
+    pub const fn new() -> PendingExit {
+        PendingExit(std::sync::atomic::AtomicI64::new(Self::NONE))
+    }
+
+    pub fn set(&self, code: i32) {
+        self.0.store(i64::from(code), Ordering::SeqCst);
+    }
+
+    /// The code asked for, if any (and none after this).
+    pub fn take(&self) -> Option<i32> {
+        i32::try_from(self.0.swap(Self::NONE, Ordering::SeqCst)).ok()
+    }
+}
+
+impl Default for PendingExit {
+    fn default() -> Self {
+        Self::new()
+    }
+}
 
 /// The agent, once `Agent_OnLoad` has created it.
 pub fn agent() -> Option<&'static Agent> {
@@ -146,6 +177,7 @@ impl Agent {
             session_changed: Condvar::new(),
             debugger_came: AtomicBool::new(false),
             vm_dead: AtomicBool::new(false),
+            pending_exit: PendingExit::new(),
             helper: OnceLock::new(),
             gate: crate::gate::Gate::new(),
             engine: engine::EngineState::default(),
@@ -983,5 +1015,21 @@ mod tests {
         assert!(!class_lasts_with_vm(LoaderKind::BuiltIn, "LBench$$Lambda$14.0x0000000800c0a000;"));
         assert!(!class_lasts_with_vm(LoaderKind::BuiltIn, "[LBench$$Lambda$14.0x0000000800c0a000;"));
         assert!(!class_lasts_with_vm(LoaderKind::Other, "Lcom/example/Plugin;"));
+    }
+}
+
+#[cfg(test)]
+mod pending_exit_tests {
+    use super::PendingExit;
+
+    #[test]
+    fn every_i32_is_an_exit_code_and_is_taken_once() {
+        let p = PendingExit::new();
+        assert_eq!(p.take(), None);
+        for code in [0, 42, -1, i32::MIN, i32::MAX] {
+            p.set(code);
+            assert_eq!(p.take(), Some(code));
+            assert_eq!(p.take(), None);
+        }
     }
 }

@@ -2,7 +2,6 @@
 //! local frame; a debugger leaving undoes everything it set up.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 
 use jdwp_protocol::commands::virtual_machine as vm;
 use jdwp_protocol::{Command, ErrorCode};
@@ -27,20 +26,6 @@ fn trace_command(name: &'static str) {
     if let Some(file) = trace {
         let _ = writeln!(lock(file), "{name}");
     }
-}
-
-/// The exit code `VirtualMachine.Exit` asked for, applied once its reply is written: any `i32`
-/// (`i32::MIN` included, a fuzzer's find), or [`NO_EXIT`], which no `i32` widens to.
-static PENDING_EXIT: AtomicI64 = AtomicI64::new(NO_EXIT);
-const NO_EXIT: i64 = i64::MIN;
-
-pub(crate) fn exit_after_reply(code: i32) {
-    PENDING_EXIT.store(i64::from(code), Ordering::SeqCst);
-}
-
-/// The code to exit with after this reply, if `Exit` asked for one.
-fn pending_exit() -> Option<i32> {
-    i32::try_from(PENDING_EXIT.load(Ordering::SeqCst)).ok()
 }
 
 impl Backend for AgentBackend {
@@ -98,10 +83,10 @@ impl Backend for AgentBackend {
     }
 
     fn after_reply(&self, set: u8, cmd: u8) {
-        if (set, cmd) == (vm::SET, <vm::Exit as Command>::CMD) {
-            if let Some(code) = pending_exit() {
-                std::process::exit(code);
-            }
+        if (set, cmd) == (vm::SET, <vm::Exit as Command>::CMD)
+            && let Some(code) = self.agent.pending_exit.take()
+        {
+            std::process::exit(code);
         }
     }
 }

@@ -58,10 +58,9 @@ const LAYERS: &[(&str, &[&str])] = &[
 /// Upward references still there while other work lands: (from, to, why). Each must still occur
 /// (the test fails on a stale entry), so the list only shrinks.
 const ALLOWED: &[(&str, &str, &str)] = &[
-    // The event gate (hold, backpressure, the event helper's queue) is being made a pure module
-    // owned by the agent (issue #20); until then these reach into the event helper.
-    ("agent.rs", "event_helper.rs", "the EventHelper handle in Agent (event-gate work)"),
-    ("commands/virtual_machine.rs", "backend.rs", "backend::exit_after_reply (event-gate work)"),
+    // The Agent holds the event helper's handle and the gate's job type, both still defined by the
+    // event helper (issue #20: to move down beside gate.rs).
+    ("agent.rs", "event_helper.rs", "the EventHelper handle and Job type in Agent"),
 ];
 
 fn src_dir() -> PathBuf {

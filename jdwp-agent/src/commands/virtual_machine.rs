@@ -159,8 +159,8 @@ pub fn resume(agent: &Agent, _: Resume) -> Result<ResumeReply, ErrorCode> {
     Ok(ResumeReply {})
 }
 
-pub fn exit(_: &Agent, cmd: Exit) -> Result<ExitReply, ErrorCode> {
-    crate::backend::exit_after_reply(cmd.exit_code);
+pub fn exit(agent: &Agent, cmd: Exit) -> Result<ExitReply, ErrorCode> {
+    agent.pending_exit.set(cmd.exit_code);
     Ok(ExitReply {})
 }
 
