@@ -149,7 +149,11 @@ fn add_capabilities(jvmti: Jvmti) -> Result<(), crate::jvmti::JvmtiError> {
         .set_can_force_early_return(true)
         .set_can_get_owned_monitor_stack_depth_info(true)
         .set_can_get_constant_pool(true)
-        .set_can_get_thread_cpu_time(true);
+        .set_can_get_thread_cpu_time(true)
+        // JVMTI 21+: virtual threads as threads (suspend, frames, locals, VirtualThreadStart/End).
+        // It costs nothing by itself (those events are posted only while enabled); an older VM
+        // never offers it, and the intersection below drops it there.
+        .set_can_support_virtual_threads(true);
     let potential = jvmti.get_potential_capabilities()?;
     jvmti.add_capabilities(&wanted.intersection(&potential))
 }

@@ -300,6 +300,27 @@ impl Jvmti {
         jvmti_call!(self, ResumeThread(thread))
     }
 
+    /// JVMTI 21: suspends every virtual thread but those in `except`, mounted or not, including
+    /// ones this agent has never seen. Needs `can_support_virtual_threads`; a JVMTI 17 VM has no
+    /// such function (its slot is reserved) and answers `NOT_AVAILABLE` here.
+    pub fn suspend_all_virtual_threads(self, except: &[jthread]) -> Result<()> {
+        let count = jint::try_from(except.len()).map_err(|_| JvmtiError::ILLEGAL_ARGUMENT)?;
+        if !matches!(self.get_version_number(), Ok(v) if v >= JVMTI_VERSION_21) {
+            return Err(JvmtiError::NOT_AVAILABLE);
+        }
+        jvmti_call!(self, SuspendAllVirtualThreads(count, except.as_ptr()))
+    }
+
+    /// JVMTI 21: resumes every virtual thread but those in `except` (see
+    /// [`Self::suspend_all_virtual_threads`]).
+    pub fn resume_all_virtual_threads(self, except: &[jthread]) -> Result<()> {
+        let count = jint::try_from(except.len()).map_err(|_| JvmtiError::ILLEGAL_ARGUMENT)?;
+        if !matches!(self.get_version_number(), Ok(v) if v >= JVMTI_VERSION_21) {
+            return Err(JvmtiError::NOT_AVAILABLE);
+        }
+        jvmti_call!(self, ResumeAllVirtualThreads(count, except.as_ptr()))
+    }
+
     /// Suspends several threads at once; the outer error is for the call, the inner ones per thread.
     pub fn suspend_thread_list(self, threads: &[jthread]) -> Result<Vec<Result<()>>> {
         self.thread_list_call(threads, true)

@@ -16,7 +16,7 @@ macro_rules! errors {
         impl JvmtiError {
             $(pub const $name: JvmtiError = JvmtiError(sys::$raw);)*
 
-            /// Every error code JVMTI 17 defines, `NONE` included.
+            /// Every error code JVMTI 21 defines, `NONE` included.
             pub const ALL: &'static [JvmtiError] = &[$(JvmtiError::$name),*];
 
             /// The spec's name without the `JVMTI_ERROR_` prefix, or `None` for an unknown code.
@@ -62,6 +62,7 @@ errors! {
     UNSUPPORTED_REDEFINITION_METHOD_DELETED = JVMTI_ERROR_UNSUPPORTED_REDEFINITION_METHOD_DELETED,
     UNSUPPORTED_VERSION = JVMTI_ERROR_UNSUPPORTED_VERSION,
     NAMES_DONT_MATCH = JVMTI_ERROR_NAMES_DONT_MATCH,
+    UNSUPPORTED_OPERATION = JVMTI_ERROR_UNSUPPORTED_OPERATION,
     UNSUPPORTED_REDEFINITION_CLASS_MODIFIERS_CHANGED = JVMTI_ERROR_UNSUPPORTED_REDEFINITION_CLASS_MODIFIERS_CHANGED,
     UNSUPPORTED_REDEFINITION_METHOD_MODIFIERS_CHANGED = JVMTI_ERROR_UNSUPPORTED_REDEFINITION_METHOD_MODIFIERS_CHANGED,
     UNSUPPORTED_REDEFINITION_CLASS_ATTRIBUTE_CHANGED = JVMTI_ERROR_UNSUPPORTED_REDEFINITION_CLASS_ATTRIBUTE_CHANGED,
@@ -99,8 +100,9 @@ impl JvmtiError {
     /// * `THREAD_NOT_ALIVE` → `INVALID_THREAD` (JDWP's `THREAD_NOT_ALIVE` is never sent by HotSpot,
     ///   and JDI reads `INVALID_THREAD` as "the thread is gone");
     /// * `WRONG_PHASE` → `VM_DEAD` (after VMDeath is the only wrong phase an agent sees);
-    /// * `NOT_AVAILABLE`, `MUST_POSSESS_CAPABILITY`, `UNMODIFIABLE_CLASS`, `UNMODIFIABLE_MODULE` and
-    ///   `CLASS_LOADER_UNSUPPORTED` → `NOT_IMPLEMENTED` (JDI turns it into
+    /// * `NOT_AVAILABLE`, `MUST_POSSESS_CAPABILITY`, `UNMODIFIABLE_CLASS`, `UNMODIFIABLE_MODULE`,
+    ///   `CLASS_LOADER_UNSUPPORTED` and JVMTI 21's `UNSUPPORTED_OPERATION` (e.g. an operation a VM
+    ///   does not support on a virtual thread) → `NOT_IMPLEMENTED` (JDI turns it into
     ///   `UnsupportedOperationException`);
     /// * `INVALID_ENVIRONMENT` and anything unknown → `INTERNAL`.
     pub fn to_jdwp(self) -> ErrorCode {
@@ -150,7 +152,8 @@ impl JvmtiError {
             | JvmtiError::MUST_POSSESS_CAPABILITY
             | JvmtiError::UNMODIFIABLE_CLASS
             | JvmtiError::UNMODIFIABLE_MODULE
-            | JvmtiError::CLASS_LOADER_UNSUPPORTED => ErrorCode::NOT_IMPLEMENTED,
+            | JvmtiError::CLASS_LOADER_UNSUPPORTED
+            | JvmtiError::UNSUPPORTED_OPERATION => ErrorCode::NOT_IMPLEMENTED,
             JvmtiError::NULL_POINTER => ErrorCode::NULL_POINTER,
             JvmtiError::ABSENT_INFORMATION => ErrorCode::ABSENT_INFORMATION,
             JvmtiError::INVALID_EVENT_TYPE => ErrorCode::INVALID_EVENT_TYPE,
@@ -193,12 +196,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn names_are_unique_and_known_codes_count_52() {
+    fn names_are_unique_and_known_codes_count_53() {
         let mut names: Vec<_> = JvmtiError::ALL.iter().map(|e| e.name().unwrap()).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), JvmtiError::ALL.len());
-        assert_eq!(JvmtiError::ALL.len(), 52);
+        assert_eq!(JvmtiError::ALL.len(), 53);
         assert_eq!(JvmtiError(9999).name(), None);
         assert_eq!(JvmtiError::OPAQUE_FRAME.name(), Some("OPAQUE_FRAME"));
         assert_eq!(format!("{:?}", JvmtiError(32)), "JVMTI_ERROR_OPAQUE_FRAME(32)");
@@ -233,6 +236,7 @@ mod tests {
             (JvmtiError::WRONG_PHASE, ErrorCode::VM_DEAD),
             (JvmtiError::MUST_POSSESS_CAPABILITY, ErrorCode::NOT_IMPLEMENTED),
             (JvmtiError::NOT_AVAILABLE, ErrorCode::NOT_IMPLEMENTED),
+            (JvmtiError::UNSUPPORTED_OPERATION, ErrorCode::NOT_IMPLEMENTED),
             (JvmtiError::UNMODIFIABLE_CLASS, ErrorCode::NOT_IMPLEMENTED),
             (JvmtiError::UNSUPPORTED_REDEFINITION_METHOD_ADDED, ErrorCode::ADD_METHOD_NOT_IMPLEMENTED),
             (JvmtiError::UNSUPPORTED_REDEFINITION_SCHEMA_CHANGED, ErrorCode::SCHEMA_CHANGE_NOT_IMPLEMENTED),

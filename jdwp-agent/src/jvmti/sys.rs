@@ -1,5 +1,8 @@
 //! Raw FFI for JVMTI as of JDK 17 (interface version 17; nothing since 11 changed the table's
-//! layout), written from the JVMTI specification.
+//! layout), plus what JVMTI 21 added for virtual threads (one capability, two events, two
+//! functions, one error), written from the JVMTI specification. What a running VM offers is a
+//! runtime fact: the additions are used only where `GetPotentialCapabilities` offers
+//! `can_support_virtual_threads` (see `runtime.rs`).
 //!
 //! Names follow the specification (`jvmtiThreadInfo`, `GetFrameCount`, `JVMTI_ERROR_NONE`) so that
 //! the spec can be searched for any of them. JNI's types come from `jni-sys`; only `jboolean` is
@@ -7,9 +10,11 @@
 //!
 //! Layout facts that matter (each one is checked by the tests at the bottom):
 //! * the function table has 156 slots, position N (1-based, as the spec numbers them) at offset
-//!   `(N - 1) * size_of::<*const c_void>()`; positions 1, 67, 105, 113, 117-119 and 141 are reserved;
-//! * `jvmtiCapabilities` is 128 bits of C bitfields, 44 named, in spec order from the first bit;
-//! * `jvmtiEventCallbacks` has one slot per event number from 50 to 86, reserved numbers included;
+//!   `(N - 1) * size_of::<*const c_void>()`; positions 1, 67, 105, 113, 117 and 141 are reserved
+//!   (118 and 119 are JVMTI 21's `SuspendAllVirtualThreads`/`ResumeAllVirtualThreads`);
+//! * `jvmtiCapabilities` is 128 bits of C bitfields, 45 named, in spec order from the first bit;
+//! * `jvmtiEventCallbacks` has one slot per event number from 50 to 88, reserved numbers included
+//!   (a JDK 17 VM copies only the slots it knows: `SetEventCallbacks` takes the struct's size);
 //! * `jvmtiHeapCallbacks` has 5 callbacks then 11 reserved slots.
 
 #![allow(non_camel_case_types, non_snake_case, clippy::upper_case_acronyms)]
@@ -90,6 +95,8 @@ pub const JVMTI_VERSION_1_2: jint = jvmti_version(1, 2, 0);
 pub const JVMTI_VERSION_9: jint = jvmti_version(9, 0, 0);
 pub const JVMTI_VERSION_11: jint = jvmti_version(11, 0, 0);
 pub const JVMTI_VERSION_17: jint = jvmti_version(17, 0, 0);
+/// The first version with final virtual threads (`can_support_virtual_threads` and friends).
+pub const JVMTI_VERSION_21: jint = jvmti_version(21, 0, 0);
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -128,6 +135,8 @@ pub const JVMTI_ERROR_UNSUPPORTED_REDEFINITION_HIERARCHY_CHANGED: jvmtiError = 6
 pub const JVMTI_ERROR_UNSUPPORTED_REDEFINITION_METHOD_DELETED: jvmtiError = 67;
 pub const JVMTI_ERROR_UNSUPPORTED_VERSION: jvmtiError = 68;
 pub const JVMTI_ERROR_NAMES_DONT_MATCH: jvmtiError = 69;
+/// JVMTI 21: the operation is not supported (e.g. for a virtual thread).
+pub const JVMTI_ERROR_UNSUPPORTED_OPERATION: jvmtiError = 73;
 pub const JVMTI_ERROR_UNSUPPORTED_REDEFINITION_CLASS_MODIFIERS_CHANGED: jvmtiError = 70;
 pub const JVMTI_ERROR_UNSUPPORTED_REDEFINITION_METHOD_MODIFIERS_CHANGED: jvmtiError = 71;
 pub const JVMTI_ERROR_UNSUPPORTED_REDEFINITION_CLASS_ATTRIBUTE_CHANGED: jvmtiError = 72;
@@ -187,10 +196,14 @@ pub const JVMTI_EVENT_GARBAGE_COLLECTION_FINISH: jvmtiEvent = 82;
 pub const JVMTI_EVENT_OBJECT_FREE: jvmtiEvent = 83;
 pub const JVMTI_EVENT_VM_OBJECT_ALLOC: jvmtiEvent = 84;
 pub const JVMTI_EVENT_SAMPLED_OBJECT_ALLOC: jvmtiEvent = 86;
+/// JVMTI 21: a virtual thread started (posted only with `can_support_virtual_threads`).
+pub const JVMTI_EVENT_VIRTUAL_THREAD_START: jvmtiEvent = 87;
+/// JVMTI 21: a virtual thread ended (posted only with `can_support_virtual_threads`).
+pub const JVMTI_EVENT_VIRTUAL_THREAD_END: jvmtiEvent = 88;
 /// The lowest event number; `jvmtiEventCallbacks` slot `n - JVMTI_MIN_EVENT_TYPE_VAL` is event `n`.
 pub const JVMTI_MIN_EVENT_TYPE_VAL: jvmtiEvent = 50;
 /// The highest event number in JVMTI 17.
-pub const JVMTI_MAX_EVENT_TYPE_VAL: jvmtiEvent = 86;
+pub const JVMTI_MAX_EVENT_TYPE_VAL: jvmtiEvent = 88;
 
 // ---------------------------------------------------------------------------------------------
 // Thread states (GetThreadState) and thread priorities
@@ -780,11 +793,13 @@ capabilities! {
     41 can_generate_early_vmstart set_can_generate_early_vmstart;
     42 can_generate_early_class_hook_events set_can_generate_early_class_hook_events;
     43 can_generate_sampled_object_alloc_events set_can_generate_sampled_object_alloc_events;
+    44 can_support_virtual_threads set_can_support_virtual_threads;
 }
 
 impl jvmtiCapabilities {
-    /// How many capabilities JVMTI 17 names.
-    pub const COUNT: usize = 44;
+    /// How many capabilities JVMTI 21 names (JVMTI 17 names the first 44; the 45th is
+    /// `can_support_virtual_threads`, which an older VM never offers).
+    pub const COUNT: usize = 45;
 
     /// The 32-bit unit and mask of capability `index` (its position in the spec's list).
     const fn bit(index: usize) -> (usize, u32) {
@@ -864,6 +879,12 @@ pub type jvmtiEventThreadStart =
     Option<unsafe extern "system" fn(jvmti_env: *mut jvmtiEnv, jni_env: *mut JNIEnv, thread: jthread)>;
 pub type jvmtiEventThreadEnd =
     Option<unsafe extern "system" fn(jvmti_env: *mut jvmtiEnv, jni_env: *mut JNIEnv, thread: jthread)>;
+/// JVMTI 21.
+pub type jvmtiEventVirtualThreadStart =
+    Option<unsafe extern "system" fn(jvmti_env: *mut jvmtiEnv, jni_env: *mut JNIEnv, virtual_thread: jthread)>;
+/// JVMTI 21.
+pub type jvmtiEventVirtualThreadEnd =
+    Option<unsafe extern "system" fn(jvmti_env: *mut jvmtiEnv, jni_env: *mut JNIEnv, virtual_thread: jthread)>;
 pub type jvmtiEventClassFileLoadHook = Option<
     unsafe extern "system" fn(
         jvmti_env: *mut jvmtiEnv,
@@ -1054,7 +1075,7 @@ pub type jvmtiEventSampledObjectAlloc = Option<
 >;
 
 /// The event handlers given to `SetEventCallbacks`: one slot per event number from
-/// [`JVMTI_MIN_EVENT_TYPE_VAL`] (50) to [`JVMTI_MAX_EVENT_TYPE_VAL`] (86), in number order.
+/// [`JVMTI_MIN_EVENT_TYPE_VAL`] (50) to [`JVMTI_MAX_EVENT_TYPE_VAL`] (88), in number order.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct jvmtiEventCallbacks {
@@ -1132,6 +1153,10 @@ pub struct jvmtiEventCallbacks {
     pub reserved85: jvmtiEventReserved,
     // 86
     pub SampledObjectAlloc: jvmtiEventSampledObjectAlloc,
+    // 87 (JVMTI 21)
+    pub VirtualThreadStart: jvmtiEventVirtualThreadStart,
+    // 88 (JVMTI 21)
+    pub VirtualThreadEnd: jvmtiEventVirtualThreadEnd,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1840,10 +1865,14 @@ pub struct JvmtiInterface {
     >,
     // 117
     pub reserved117: *const c_void,
-    // 118
-    pub reserved118: *const c_void,
-    // 119
-    pub reserved119: *const c_void,
+    // 118 (JVMTI 21)
+    pub SuspendAllVirtualThreads: Option<
+        unsafe extern "system" fn(env: *mut jvmtiEnv, except_count: jint, except_list: *const jthread) -> jvmtiError,
+    >,
+    // 119 (JVMTI 21)
+    pub ResumeAllVirtualThreads: Option<
+        unsafe extern "system" fn(env: *mut jvmtiEnv, except_count: jint, except_list: *const jthread) -> jvmtiError,
+    >,
     // 120
     pub SetJNIFunctionTable:
         Option<unsafe extern "system" fn(env: *mut jvmtiEnv, function_table: *const JNINativeInterface_) -> jvmtiError>,
@@ -2178,7 +2207,9 @@ mod tests {
             GetOwnedMonitorStackDepthInfo = 153,
             GetObjectSize = 154,
             GetLocalInstance = 155,
-            SetHeapSamplingInterval = 156
+            SetHeapSamplingInterval = 156,
+            SuspendAllVirtualThreads = 118,
+            ResumeAllVirtualThreads = 119
         );
         let reserved = at!(
             reserved1 = 1,
@@ -2186,11 +2217,9 @@ mod tests {
             reserved105 = 105,
             reserved113 = 113,
             reserved117 = 117,
-            reserved118 = 118,
-            reserved119 = 119,
             reserved141 = 141,
         );
-        assert_eq!((named, reserved), (148, 8));
+        assert_eq!((named, reserved), (150, 6));
         assert_eq!(size_of::<JvmtiInterface>(), 156 * PTR);
     }
 
@@ -2239,6 +2268,8 @@ mod tests {
             ObjectFree = JVMTI_EVENT_OBJECT_FREE,
             VMObjectAlloc = JVMTI_EVENT_VM_OBJECT_ALLOC,
             SampledObjectAlloc = JVMTI_EVENT_SAMPLED_OBJECT_ALLOC,
+            VirtualThreadStart = JVMTI_EVENT_VIRTUAL_THREAD_START,
+            VirtualThreadEnd = JVMTI_EVENT_VIRTUAL_THREAD_END,
         );
         for (field, number) in [
             (offset_of!(jvmtiEventCallbacks, reserved72), 72),
@@ -2250,7 +2281,7 @@ mod tests {
             assert_eq!(field, (number - 50) * PTR);
         }
         let slots = (JVMTI_MAX_EVENT_TYPE_VAL - JVMTI_MIN_EVENT_TYPE_VAL + 1) as usize;
-        assert_eq!(slots, 37);
+        assert_eq!(slots, 39);
         assert_eq!(size_of::<jvmtiEventCallbacks>(), slots * PTR);
     }
 
