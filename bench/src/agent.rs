@@ -2,8 +2,12 @@
 //! client (the JDK's own JDI) and the same debuggees (see BENCHMARKS.md).
 //!
 //! ```text
-//! cargo run --release -p bench -- agent [--runs 3] [--agent-lib PATH] [--only jdk|ours] ...
+//! cargo run --release -p bench -- agent [--runs 3] [--agent-lib PATH] [--before PATH] [--only jdk|ours] ...
 //! ```
+//!
+//! `--before PATH` adds a third agent to the rotation, another build of ours (say main before a
+//! refactor), so that before and after are measured in the same run under the same load; a
+//! second table then compares the two.
 //!
 //! For each run and each agent (the order rotates), these jobs, each a fresh debuggee under that
 //! agent and a fresh client process:
@@ -84,6 +88,8 @@ struct AgentConfig {
 enum Which {
     Jdk,
     Ours,
+    /// Another build of our agent (`--before`).
+    Before,
     None,
 }
 
@@ -92,6 +98,7 @@ impl Which {
         match self {
             Which::Jdk => "jdk",
             Which::Ours => "ours",
+            Which::Before => "before",
             Which::None => "none",
         }
     }
@@ -102,11 +109,13 @@ struct Options {
     runs: u32,
     agents: Vec<Which>,
     agent_lib: Option<PathBuf>,
+    /// Another build of our agent, measured in the same rotation.
+    before: Option<PathBuf>,
     /// Also run Bench.java's phases with jdi-rs as the client (supplementary rows).
     jdi_rs: bool,
 }
 
-const USAGE: &str = "usage: bench agent [--runs N] [--agent-lib PATH] [--only jdk|ours] [--no-jdi-rs] \
+const USAGE: &str = "usage: bench agent [--runs N] [--agent-lib PATH] [--before PATH] [--only jdk|ours] [--no-jdi-rs] \
      [--hits N] [--steps N] [--round-trips N] [--concurrency N] [--depth N] [--reps N] [--entry-calls N] \
      [--filler N] [--step-events N] [--spin N] [--over-reps N] [--threads N] [--thread-hits N] [--idle-threads N] [--idle-hits N] [--idle-steps N] \
      [--listed-classes N] [--listed-hits N] [--listed-steps N] [--work-size N] \
@@ -137,6 +146,7 @@ fn parse(argv: &[String]) -> Result<Options, String> {
         target_calls: 100,
     };
     let (mut runs, mut agents, mut agent_lib, mut jdi_rs) = (3, vec![Which::Jdk, Which::Ours], None, true);
+    let mut before = None;
     let mut it = argv.iter();
     while let Some(flag) = it.next() {
         let mut value = || it.next().cloned().ok_or_else(|| format!("{flag} needs a value"));
@@ -173,6 +183,7 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             "--entry-budget-ms" => c.entry_budget_ms = number()?,
             "--target-calls" => c.target_calls = number()?,
             "--agent-lib" => agent_lib = Some(PathBuf::from(value()?)),
+            "--before" => before = Some(PathBuf::from(value()?)),
             "--no-jdi-rs" => jdi_rs = false,
             "--only" => {
                 agents = match value()?.as_str() {
@@ -199,7 +210,13 @@ fn parse(argv: &[String]) -> Result<Options, String> {
     if at_least_2.iter().any(|&n| n < 2) || c.work_reps < 2 || c.entry_reps < 2 {
         return Err("every count of events and reps must be at least 2".into());
     }
-    Ok(Options { config: c, runs, agents, agent_lib, jdi_rs })
+    if let Some(path) = &before {
+        if !path.is_file() {
+            return Err(format!("--before: no agent library at {}", path.display()));
+        }
+        agents.push(Which::Before);
+    }
+    Ok(Options { config: c, runs, agents, agent_lib, before, jdi_rs })
 }
 
 /// The results of a variant's run under `keys`, named `<prefix>_<key>` (those it has).
@@ -367,6 +384,10 @@ impl Bench<'_> {
         match which {
             Which::Jdk => Agent::jdk_default(),
             Which::Ours => Agent::path(&self.lib, DEFAULT_JDK_AGENT_OPTIONS),
+            Which::Before => match &self.opts.before {
+                Some(path) => Agent::path(path, DEFAULT_JDK_AGENT_OPTIONS),
+                None => Agent::None,
+            },
             Which::None => Agent::None,
         }
     }
@@ -719,6 +740,62 @@ fn print_table(opts: &Options, results: &Results) {
             print_row(label, &format!("rs_{key}"), *goal);
         }
     }
+    if let Some(before) = &opts.before {
+        print_before_after(before, &rows, opts.jdi_rs, &get);
+    }
+}
+
+/// The `--before` table: every row of the other tables, the earlier build against ours (both
+/// also against the JDK's agent), from the same runs.
+fn print_before_after(
+    before: &Path,
+    rows: &[(String, &str, Goal)],
+    jdi_rs: bool,
+    get: &dyn Fn(Which, &str) -> Option<f64>,
+) {
+    let mut all: Vec<(String, String, bool)> =
+        rows.iter().map(|(label, key, goal)| (label.clone(), key.to_string(), higher_is_better(*goal))).collect();
+    for (label, key) in [
+        ("idle workload, wall-clock ms a rep", "work_idle_ms"),
+        ("idle workload, main thread's CPU ms a rep", "work_idle_cpu_ms"),
+        ("workload with a filtered method entry request, wall-clock ms a rep", "work_entry_ms"),
+        ("workload with a filtered method entry request, CPU ms a rep", "work_entry_cpu_ms"),
+    ] {
+        all.push((label.to_string(), key.to_string(), false));
+    }
+    if jdi_rs {
+        let bench = ["bp_per_s", "steps_per_s", "rt_per_s", "rt_conc_per_s", "frames_ms", "frames_first_ms"];
+        for (label, key, goal) in rows.iter().filter(|r| bench.contains(&r.1)) {
+            all.push((format!("jdi-rs client: {label}"), format!("rs_{key}"), higher_is_better(*goal)));
+        }
+    }
+    let ratio = |a: Option<f64>, b: Option<f64>| match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+        _ => "-".into(),
+    };
+    let show = |v: Option<f64>| v.map_or_else(|| "-".to_string(), format_number);
+    println!();
+    println!("Before and after, in the same runs: before = {}", before.display());
+    println!();
+    println!("| measure | JDK agent | before | ours | ours / before | before / JDK | ours / JDK |");
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (label, key, higher) in all {
+        let (jdk, old, new) = (get(Which::Jdk, &key), get(Which::Before, &key), get(Which::Ours, &key));
+        let better = if higher { "higher is better" } else { "lower is better" };
+        println!(
+            "| {label}, {better} | {} | {} | {} | {} | {} | {} |",
+            show(jdk),
+            show(old),
+            show(new),
+            ratio(new, old),
+            ratio(old, jdk),
+            ratio(new, jdk)
+        );
+    }
+}
+
+fn higher_is_better(goal: Goal) -> bool {
+    matches!(goal, Goal::RateAtLeast(_))
 }
 
 fn yes_no(met: Option<bool>) -> &'static str {
