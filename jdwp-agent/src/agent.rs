@@ -53,6 +53,8 @@ use jdwp_protocol::{
 use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
 pub mod engine;
+pub mod helper;
+pub mod raw_event;
 
 use crate::events::requests::RequestTable;
 use crate::id_hash::IdMap;
@@ -109,9 +111,9 @@ pub struct Agent {
     /// The exit code `VirtualMachine.Exit` asked for, applied by the session once its reply is
     /// written.
     pub pending_exit: PendingExit,
-    pub helper: OnceLock<crate::event_helper::EventHelper>,
+    pub helper: OnceLock<helper::EventHelper>,
     /// What the event helper may send when, and its inbox (see [`crate::gate`]).
-    pub gate: crate::gate::Gate<crate::event_helper::Job>,
+    pub gate: crate::gate::Gate<helper::Job>,
     /// The event and step engine's state (see [`engine`]).
     pub engine: engine::EngineState,
 }

@@ -10,9 +10,9 @@ use crate::jvmti::sys::{jlocation, jthread};
 use jdwp_protocol::{ErrorCode, SuspendPolicy};
 use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jboolean, jint, jmethodID, jobject};
 
+use crate::agent::helper::EventHelper;
 use crate::agent::{Agent, GlobalRef, KnownClasses, agent, install};
 use crate::agent_thread::start_agent_thread;
-use crate::event_helper::EventHelper;
 use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
@@ -501,7 +501,7 @@ const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2)
 
 unsafe extern "system" fn helper_main(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, arg: *mut c_void) {
     // SAFETY: `arg` is the inbox boxed by `start`, handed to exactly this thread.
-    let jobs = unsafe { Box::from_raw(arg.cast::<crate::gate::Inbox<crate::event_helper::Job>>()) };
+    let jobs = unsafe { Box::from_raw(arg.cast::<crate::gate::Inbox<crate::agent::helper::Job>>()) };
     crate::guard((), move || {
         let (Some(agent), Some(jni)) = (agent(), unsafe { Jni::from_raw(jni_env) }) else { return };
         crate::event_helper::run(agent, jni, *jobs);
