@@ -4,9 +4,12 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize};
+
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use jni_sys::jlong;
+
+pub mod steps;
 
 use super::GlobalRef;
 use crate::events::filter::Request;
@@ -160,4 +163,8 @@ pub struct EngineState {
     pub step_keeper: OnceLock<GlobalRef>,
     /// Looked up on first use (`commands::module_reference`).
     pub module_methods: OnceLock<ModuleMethods>,
+    /// Every thread's step ([`crate::step`]); a leaf, never held across a VM call.
+    pub steps: Mutex<steps::Steps>,
+    /// How many threads step: callbacks skip the step table when none does ([`crate::step`]).
+    pub steps_active: AtomicUsize,
 }
