@@ -54,6 +54,7 @@ use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
 pub mod engine;
 pub mod helper;
+pub mod owned;
 pub mod raw_event;
 
 use crate::events::requests::RequestTable;
@@ -116,6 +117,14 @@ pub struct Agent {
     pub gate: crate::gate::Gate<helper::Job>,
     /// The event and step engine's state (see [`engine`]).
     pub engine: engine::EngineState,
+    /// Invocation slots and the completer ([`crate::invoke`]'s, kept as [`owned::Owned`]).
+    pub invocations: owned::Owned,
+    /// The profilers' state.
+    pub profilers: owned::Profilers,
+    /// How debugging starts ([`crate::loader`]).
+    pub startup: owned::Startup,
+    /// Facts about the VM looked up once.
+    pub memo: owned::Memo,
 }
 
 static AGENT: OnceLock<Agent> = OnceLock::new();
@@ -183,6 +192,10 @@ impl Agent {
             helper: OnceLock::new(),
             gate: crate::gate::Gate::new(),
             engine: engine::EngineState::default(),
+            invocations: owned::Owned::new(),
+            profilers: owned::Profilers::default(),
+            startup: owned::Startup::default(),
+            memo: owned::Memo::default(),
         }
     }
 
