@@ -127,6 +127,8 @@ pub struct Agent {
     pub memo: owned::Memo,
 }
 
+// The one root static: JVMTI and JNI callbacks carry no context pointer, so they reach the agent
+// here; everything else the agent has hangs off it.
 static AGENT: OnceLock<Agent> = OnceLock::new();
 
 /// An exit code waiting for its reply to be written: any `i32` (`i32::MIN` included, which a

@@ -80,7 +80,7 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     add_capabilities(jvmti).map_err(|e| format!("ERROR: JDWP unable to get necessary JVMTI capabilities: {e}"))?;
     let agent = install(Agent::new(jvmti, vm, options)).map_err(|e| format!("ERROR: JDWP: {e:?}"))?;
     // The profiler's own JVMTI environment, while every capability can still be had.
-    crate::profiling::on_load(vm);
+    crate::profiling::on_load(agent);
 
     let mut callbacks: jvmtiEventCallbacks = unsafe_zeroed_callbacks();
     callbacks.VMInit = Some(on_vm_init);
