@@ -43,7 +43,7 @@
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use crate::jvmti::sys::jthread;
 use jdwp_protocol::{
@@ -54,6 +54,7 @@ use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
 pub mod engine;
 pub mod helper;
+pub mod lock_order;
 pub mod owned;
 pub mod raw_event;
 
@@ -65,6 +66,7 @@ use crate::jvmti::Jvmti;
 use crate::options::Options;
 use crate::session::Session;
 use crate::thread_control::Threads;
+use lock_order::{REQUESTS, Ranked};
 
 /// A JNI global (or weak global) reference: valid on every thread until deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -93,17 +95,17 @@ pub struct Agent {
     pub jvmti: Jvmti,
     pub vm: JavaVm,
     pub options: Options,
-    pub ids: Mutex<ObjectTable>,
-    pub fields: Mutex<FieldTable>,
-    pub methods: Mutex<HashSet<usize>>,
+    pub ids: Ranked<ObjectTable>,
+    pub fields: Ranked<FieldTable>,
+    pub methods: Ranked<HashSet<usize>>,
     pub threads: Threads,
     /// Per thread, how many times it was resumed: part of every frame ID, so frames go stale.
-    pub frame_epochs: Mutex<IdMap<ThreadId, u32>>,
-    pub requests: Mutex<RequestTable>,
+    pub frame_epochs: Ranked<IdMap<ThreadId, u32>>,
+    pub requests: Ranked<RequestTable, REQUESTS>,
     pub known: OnceLock<KnownClasses>,
     /// The agent's own threads, hidden from the debugger and never suspended (a fixed array, so
     /// event threads can copy it out without allocating and compare outside the lock).
-    pub agent_threads: Mutex<[Option<GlobalRef>; 6]>,
+    pub agent_threads: Ranked<[Option<GlobalRef>; 6]>,
     session: Mutex<Option<Arc<Session>>>,
     session_changed: Condvar,
     /// Set when the first debugger attaches (see [`Agent::wait_for_first_debugger`]).
@@ -178,14 +180,14 @@ impl Agent {
             jvmti,
             vm,
             options,
-            ids: Mutex::new(ObjectTable::default()),
-            fields: Mutex::new(FieldTable::default()),
-            methods: Mutex::new(HashSet::new()),
+            ids: Ranked::new(ObjectTable::default()),
+            fields: Ranked::new(FieldTable::default()),
+            methods: Ranked::new(HashSet::new()),
             threads: Threads::default(),
-            frame_epochs: Mutex::new(IdMap::default()),
-            requests: Mutex::new(RequestTable::default()),
+            frame_epochs: Ranked::new(IdMap::default()),
+            requests: Ranked::new(RequestTable::default()),
             known: OnceLock::new(),
-            agent_threads: Mutex::new([None; 6]),
+            agent_threads: Ranked::new([None; 6]),
             session: Mutex::new(None),
             session_changed: Condvar::new(),
             debugger_came: AtomicBool::new(false),
@@ -803,8 +805,10 @@ impl Agent {
 
 /// Locks a mutex, carrying on after a panic elsewhere (the data is still consistent: every critical
 /// section here leaves it so before doing anything that could panic).
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// A [`Ranked`] lock's order is checked in debug builds.
+#[inline]
+pub fn lock<L: lock_order::Lockable>(m: &L) -> L::Guard<'_> {
+    m.acquire()
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -47,6 +47,7 @@ use jdwp_protocol::{
 };
 use jni_sys::{JNIEnv, jclass, jmethodID, jobject, jvalue};
 
+use crate::agent::lock_order::Ranked;
 use crate::agent::{Agent, GlobalRef, ID_SIZES, JvmtiSuspend, lock};
 use crate::jni::{JavaType, Jni, JniError};
 use crate::jvmti::sys::{jthread, jvmtiEnv};
@@ -197,7 +198,7 @@ thread_local! {
 struct Invocations {
     /// Every thread's slot, for the session thread to find by `Thread`. An entry whose thread has
     /// exited (its thread-local copy dropped) is pruned by the session thread. A leaf lock.
-    slots: Mutex<Vec<(GlobalRef, Arc<Slot>)>>,
+    slots: Ranked<Vec<(GlobalRef, Arc<Slot>)>>,
     /// Where event threads hand finished invokes (set once the completer runs).
     completer: OnceLock<mpsc::Sender<Finished>>,
 }

@@ -26,12 +26,13 @@
 //! rules of `agent.rs`). `ObjectFree` may run inside a collection: it only takes the same lock.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Mutex, OnceLock};
 
 use jdwp_protocol::ErrorCode;
 use jni_sys::{JNIEnv, jclass, jobject};
 
+use crate::agent::lock_order::Ranked;
 use crate::agent::{Agent, lock};
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jlocation, jlong, jthread, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
@@ -135,7 +136,7 @@ struct State {
 /// own JVMTI callbacks too.
 struct Sampler {
     /// A leaf lock, never held across a VM call.
-    state: Mutex<State>,
+    state: Ranked<State>,
     /// The sampler's environment, created at the first `AllocStart` and kept for the VM's life.
     env: OnceLock<Jvmti>,
     /// Tags for sampled objects (in the sampler's environment only), never reused; 0 is no tag.
@@ -144,7 +145,7 @@ struct Sampler {
 
 impl Default for Sampler {
     fn default() -> Sampler {
-        Sampler { state: Mutex::new(State::default()), env: OnceLock::new(), next_tag: AtomicI64::new(1) }
+        Sampler { state: Ranked::new(State::default()), env: OnceLock::new(), next_tag: AtomicI64::new(1) }
     }
 }
 

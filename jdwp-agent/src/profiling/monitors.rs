@@ -18,7 +18,6 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -26,6 +25,7 @@ use jdwp_protocol::ErrorCode;
 use jni_sys::{JNIEnv, jobject};
 
 use super::alloc::RawStack;
+use crate::agent::lock_order::Ranked;
 use crate::agent::{Agent, lock};
 use crate::jni::Jni;
 use crate::jvmti::Jvmti;
@@ -139,7 +139,7 @@ struct State {
 #[derive(Default)]
 struct Monitors {
     /// A leaf lock, never held across a VM call.
-    state: Mutex<State>,
+    state: Ranked<State>,
     /// Whether a debugger subscribed to the live `MonitorContended` event.
     live_wanted: AtomicBool,
 }
