@@ -23,23 +23,33 @@
 //!
 //! Every lock the agent has, outermost first. A thread holding one may take only locks further
 //! down the list; locks in the last group are leaves (nothing is taken while holding one, and,
-//! but for `setup`'s users, no VM call is made under them).
+//! but for `setup`'s users, no VM call is made under them). The rank in brackets is the lock's in
+//! [`lock_order`]; locks marked "checked" are [`lock_order::Ranked`], and debug builds check, on
+//! every acquire through [`lock`], that the thread holds no checked lock of the same or a higher
+//! rank. The others keep their place by reading (each module's doc says which locks it holds
+//! across what).
 //!
-//! 1. `Session::order` (keeps replies and events in order; agent threads).
-//! 2. `agent.engine.setup` (every change to the JVMTI state behind requests; agent threads, held
-//!    across JVMTI calls; see [`crate::events::setup`]).
-//! 3. `agent.engine.step_switch` (held across the JVMTI call that flips the keeper).
-//! 4. `agent.threads` (thread control, with its condition variable), then `Session::handling`.
-//! 5. `agent.requests` (the request table; snapshots are copied out of it).
-//! 6. Leaves: `agent.ids`, `agent.fields`, `agent.methods`, `agent.frame_epochs`,
-//!    `agent.agent_threads`, `agent.session`; the engine's tables (`applied_modes`,
-//!    `breakpoints`, `watches`, `installed`, `watched_fields`, `has_lines`, `default_stratum`,
-//!    `freed`, `entry`, the unload tracker's `names`, the popper's `state`); the steps table
-//!    (`step.rs`), invocation slots (`invoke.rs`), the profilers'
-//!    state, the event gate's locks (`gate.rs`: its state and the bound, both leaves), the transport's write lock.
+//! 1. `Session::order` \[10\] (keeps replies and events in order; agent threads).
+//! 2. `agent.engine.setup` \[20\] (every change to the JVMTI state behind requests; agent threads,
+//!    held across JVMTI calls; see [`crate::events::setup`]).
+//! 3. `agent.engine.step_switch` \[30, checked\] (held across the JVMTI call that flips the
+//!    keeper; takes the step table under it).
+//! 4. `agent.threads` \[40\] (thread control, with its condition variable), then
+//!    `Session::handling`.
+//! 5. `agent.requests` \[50, checked\] (the request table; snapshots are copied out of it).
+//! 6. The profiler's `cpu` (the CPU sampler) and `thread_started` \[55, checked\] (agent
+//!    threads, held across VM calls; never one under the other).
+//! 7. Leaves \[60\]. Checked: `agent.ids`, `agent.fields`, `agent.methods`, `agent.frame_epochs`,
+//!    `agent.agent_threads`; the engine's tables (`applied_modes`, `breakpoints`, `watches`,
+//!    `installed`, `watched_fields`, `has_lines`, `default_stratum`, `freed`, `entry`, `steps`);
+//!    the invocation registry (`invoke.rs`'s `slots`), the allocation and monitor profilers'
+//!    state. By reading: `agent.session` (with its condition variable), the unload tracker's
+//!    `names`, the popper's `state`, each invocation slot's `state`, the GC watch's and the live
+//!    event stream's locks, the event gate's locks (`gate.rs`: its state and the bound), the
+//!    transport's write lock.
 //!
-//! There is no run-time check of this order yet: it is kept by reading (each module's doc says
-//! which locks it holds across what).
+//! Outside this order: the memos in [`owned::Memo`] are `OnceLock`s (no lock is held while one
+//! is made but what its user holds), and the command trace file's lock is a leaf of its own.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -807,6 +817,7 @@ impl Agent {
 /// section here leaves it so before doing anything that could panic).
 /// A [`Ranked`] lock's order is checked in debug builds.
 #[inline]
+#[cfg_attr(debug_assertions, track_caller)]
 pub fn lock<L: lock_order::Lockable>(m: &L) -> L::Guard<'_> {
     m.acquire()
 }

@@ -10,6 +10,7 @@
 //! their places in the order by reading; their ranks are listed here for the record.
 
 use std::ops::{Deref, DerefMut};
+use std::panic::Location;
 use std::sync::{Mutex, MutexGuard};
 
 /// A lock's place in the order (see the list at the top of `agent.rs`): lower ranks are taken
@@ -25,6 +26,9 @@ pub const STEP_SWITCH: Rank = 30;
 pub const THREADS: Rank = 40;
 /// `agent.requests`.
 pub const REQUESTS: Rank = 50;
+/// The profiler's locks held across VM calls on agent threads, with leaves under them: the CPU
+/// sampler (`profiler.cpu`) and the profiler thread's start (`thread_started`).
+pub const PROFILER: Rank = 55;
 /// Every leaf: nothing is taken while one is held.
 pub const LEAF: Rank = 60;
 
@@ -36,6 +40,7 @@ pub fn name(rank: Rank) -> &'static str {
         STEP_SWITCH => "step_switch",
         THREADS => "threads",
         REQUESTS => "requests",
+        PROFILER => "a profiler lock",
         LEAF => "a leaf",
         _ => "unranked",
     }
@@ -53,9 +58,10 @@ impl<T, const RANK: Rank> Ranked<T, RANK> {
     /// Locks it, carrying on after a panic elsewhere (see [`super::lock`]); in debug builds,
     /// checks the order first.
     #[inline]
+    #[cfg_attr(debug_assertions, track_caller)]
     pub fn lock(&self) -> RankedGuard<'_, T, RANK> {
         #[cfg(debug_assertions)]
-        held::acquire(RANK);
+        held::acquire(RANK, Location::caller());
         RankedGuard(self.0.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
@@ -91,6 +97,7 @@ pub trait Lockable {
     type Guard<'a>
     where
         Self: 'a;
+    #[cfg_attr(debug_assertions, track_caller)]
     fn acquire(&self) -> Self::Guard<'_>;
 }
 
@@ -111,6 +118,7 @@ impl<T, const RANK: Rank> Lockable for Ranked<T, RANK> {
     where
         T: 'a;
     #[inline]
+    #[cfg_attr(debug_assertions, track_caller)]
     fn acquire(&self) -> RankedGuard<'_, T, RANK> {
         self.lock()
     }
@@ -118,22 +126,27 @@ impl<T, const RANK: Rank> Lockable for Ranked<T, RANK> {
 
 /// The ranks a thread holds, in the order taken (pure; the thread-local wraps it).
 #[derive(Debug, Default)]
-pub struct Held(Vec<Rank>);
+pub struct Held(Vec<(Rank, &'static Location<'static>)>);
 
 impl Held {
-    /// Takes a lock of `rank`; `Err` names the held rank it may not be taken under.
-    pub fn acquire(&mut self, rank: Rank) -> Result<(), Rank> {
-        let worst = self.0.iter().copied().max();
-        self.0.push(rank);
+    /// Takes a lock of `rank` at `at`; `Err` names the held lock it may not be taken under (its
+    /// rank and where it was taken).
+    pub fn acquire(
+        &mut self,
+        rank: Rank,
+        at: &'static Location<'static>,
+    ) -> Result<(), (Rank, &'static Location<'static>)> {
+        let worst = self.0.iter().copied().max_by_key(|(r, _)| *r);
+        self.0.push((rank, at));
         match worst {
-            Some(held) if held >= rank => Err(held),
+            Some(held) if held.0 >= rank => Err(held),
             _ => Ok(()),
         }
     }
 
     /// Releases a lock of `rank` (guards may drop in any order).
     pub fn release(&mut self, rank: Rank) {
-        if let Some(at) = self.0.iter().rposition(|&r| r == rank) {
+        if let Some(at) = self.0.iter().rposition(|&(r, _)| r == rank) {
             self.0.remove(at);
         }
     }
@@ -143,6 +156,8 @@ impl Held {
 mod held {
     use std::cell::RefCell;
 
+    use std::panic::Location;
+
     use super::{Held, Rank};
 
     thread_local! {
@@ -150,15 +165,17 @@ mod held {
         static HELD: RefCell<Held> = RefCell::new(Held::default());
     }
 
-    pub(super) fn acquire(rank: Rank) {
-        let result = HELD.try_with(|h| h.try_borrow_mut().map(|mut h| h.acquire(rank)));
-        if let Ok(Ok(Err(held))) = result {
+    pub(super) fn acquire(rank: Rank, at: &'static Location<'static>) {
+        let result = HELD.try_with(|h| h.try_borrow_mut().map(|mut h| h.acquire(rank, at)));
+        if let Ok(Ok(Err((held, held_at)))) = result {
             let (rank, held) = (super::name(rank), super::name(held));
-            tracing::error!(rank, held, "lock order violated: a lock taken under one it must precede");
+            tracing::error!(rank, %at, held, %held_at, "lock order violated: a lock taken under one it must precede");
             // Loud in debug builds even with logging off (the test rig shows a JVM's stderr).
-            eprintln!("JDWP agent (debug build): lock order violated: {rank} taken while holding {held}");
+            eprintln!(
+                "JDWP agent (debug build): lock order violated: {rank} taken at {at} while holding {held} taken at {held_at}"
+            );
             #[cfg(test)]
-            panic!("lock order violated: {rank} taken while holding {held}");
+            panic!("lock order violated: {rank} taken at {at} while holding {held} taken at {held_at}");
         }
     }
 
@@ -173,18 +190,20 @@ mod tests {
 
     #[test]
     fn ranks_must_rise() {
+        let here = Location::caller();
+        let rank = |r: Result<(), (Rank, &Location)>| r.map_err(|(rank, _)| rank);
         let mut held = Held::default();
-        assert_eq!(held.acquire(STEP_SWITCH), Ok(()));
-        assert_eq!(held.acquire(REQUESTS), Ok(()));
-        assert_eq!(held.acquire(LEAF), Ok(()));
-        assert_eq!(held.acquire(LEAF), Err(LEAF), "a leaf under a leaf");
+        assert_eq!(held.acquire(STEP_SWITCH, here), Ok(()));
+        assert_eq!(held.acquire(REQUESTS, here), Ok(()));
+        assert_eq!(held.acquire(LEAF, here), Ok(()));
+        assert_eq!(rank(held.acquire(LEAF, here)), Err(LEAF), "a leaf under a leaf");
         held.release(LEAF);
         held.release(LEAF);
-        assert_eq!(held.acquire(STEP_SWITCH), Err(REQUESTS), "an outer lock under an inner one");
+        assert_eq!(rank(held.acquire(STEP_SWITCH, here)), Err(REQUESTS), "an outer lock under an inner one");
         held.release(STEP_SWITCH);
         held.release(REQUESTS);
         held.release(STEP_SWITCH);
-        assert_eq!(held.acquire(LEAF), Ok(()), "all released, in any order");
+        assert_eq!(held.acquire(LEAF, here), Ok(()), "all released, in any order");
     }
 
     #[test]

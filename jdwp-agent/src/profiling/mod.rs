@@ -29,13 +29,13 @@ pub mod monitors;
 pub mod stacks;
 
 use std::ffi::c_void;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use jdwp_protocol::ErrorCode;
 use jni_sys::JNIEnv;
 
+use crate::agent::lock_order::{PROFILER, Ranked};
 use crate::agent::{Agent, agent, lock};
 use crate::jni::Jni;
 use crate::jvmti::Jvmti;
@@ -51,8 +51,8 @@ pub struct Profiler {
     /// Wakes the profiler thread (GC callbacks, new work); guards [`Profiler::woken`].
     wake: RawMonitor,
     woken: AtomicBool,
-    thread_started: Mutex<bool>,
-    pub cpu: Mutex<cpu::CpuSampler>,
+    thread_started: Ranked<bool, PROFILER>,
+    pub cpu: Ranked<cpu::CpuSampler, PROFILER>,
     pub gc: gc::GcWatch,
     pub events: events::EventStream,
     /// Whether signal sampling needs the profiling environment's class events (read by its
@@ -90,8 +90,8 @@ pub(crate) fn on_load(agent: &Agent) {
             caps,
             wake,
             woken: AtomicBool::new(false),
-            thread_started: Mutex::new(false),
-            cpu: Mutex::new(cpu::CpuSampler::default()),
+            thread_started: Ranked::new(false),
+            cpu: Ranked::new(cpu::CpuSampler::default()),
             gc: gc::GcWatch::default(),
             events: events::EventStream::default(),
             class_events_wanted: AtomicBool::new(false),
