@@ -538,9 +538,11 @@ impl Agent {
     /// lock once, not once per thread, and threads that have IDs already cost one JVMTI call each.
     pub fn live_thread_ids(&self, jni: Jni) -> Result<Vec<ThreadId>, ErrorCode> {
         let all = self.jvmti.get_all_threads()?;
-        // The agent's threads by tag (0: none), to leave them out without a JNI call per thread.
+        // The agent's threads (copied out: `agent_threads` is a leaf, not taken under `ids`), and
+        // by tag (0: none), to leave them out without a JNI call per thread.
+        let agent_threads = *lock(&self.agent_threads);
         let agent_tags: Vec<i64> =
-            lock(&self.agent_threads).iter().flatten().map(|a| self.jvmti.get_tag(a.0).unwrap_or(0)).collect();
+            agent_threads.iter().flatten().map(|a| self.jvmti.get_tag(a.0).unwrap_or(0)).collect();
         let mut out = Vec::with_capacity(all.len());
         let result = (|| {
             let tags: Vec<i64> = all.iter().map(|&t| self.jvmti.get_tag(t).unwrap_or(0)).collect();
@@ -552,7 +554,7 @@ impl Agent {
                 if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
                     entry.thread = true;
                     out.push(ThreadId(tag as u64));
-                } else if !self.is_agent_thread(jni, t) {
+                } else if !agent_threads.iter().flatten().any(|a| jni.is_same_object(a.0, t)) {
                     out.push(ThreadId(self.new_object_id(jni, &mut table, t, Known::Thread)?.0));
                 }
             }

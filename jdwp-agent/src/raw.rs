@@ -1,5 +1,6 @@
 //! Events as callbacks capture them ([`RawEvent`]: owned JNI global references, `jmethodID`s,
-//! `jlocation`s) and their conversion to the protocol's events, which needs the agent's ID tables
+//! `jlocation`s; the types live in `agent/raw_event.rs`, as the event helper's jobs carry them)
+//! and their conversion to the protocol's events, which needs the agent's ID tables
 //! and is done on an agent thread (the event helper). Also the conversion of a code position to a
 //! JDWP [`Location`], shared with the commands that report frames.
 //!
