@@ -952,7 +952,7 @@ impl From<crate::jni::JniError> for ErrorCode {
     }
 }
 
-/// Suspension through JVMTI, for [`ThreadControl`]. Agent threads only.
+/// Suspension through JVMTI, for [`ThreadControl`](crate::thread_control::ThreadControl). Agent threads only.
 pub struct JvmtiSuspend<'a> {
     pub agent: &'a Agent,
     pub jni: Jni,
