@@ -1,9 +1,10 @@
 //! The lock order of [`crate::agent`], checked in debug builds: each of the agent's ranked locks
-//! ([`Ranked`]) has a [`Rank`] in its type, and a thread may take one only while every ranked lock it holds
-//! has a lower rank (leaves share the highest rank, so no leaf is taken under another). Each
-//! thread keeps the ranks it holds in a thread-local stack (per thread, not shared state); a
-//! violation is reported with `tracing::error!` and a line on stderr (and panics in unit tests;
-//! never across `extern "C"`, where `guard` stands). Release builds keep no stack and check nothing: a
+//! ([`Ranked`]) has a [`Rank`] in its type, and a thread may take one only while every ranked
+//! lock it holds has a lower rank (leaves share the highest rank, so no leaf is taken under
+//! another). Each thread keeps the ranks it holds, and where it took them, in a thread-local
+//! stack (per thread, not shared state). A violation is reported with `tracing::error!` and a
+//! line on stderr, which fails the test rig's test that saw it (and panics in unit tests; never
+//! across `extern "C"`, where `guard` stands). Release builds keep no stack and check nothing: a
 //! [`Ranked`] is then a plain `Mutex`.
 //!
 //! Locks outside the agent's fields (`Session::order`, `setup`, `threads`, the gate's) keep
