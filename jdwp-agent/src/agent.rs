@@ -23,27 +23,37 @@
 //!
 //! Every lock the agent has, outermost first. A thread holding one may take only locks further
 //! down the list; locks in the last group are leaves (nothing is taken while holding one, and,
-//! but for `setup`'s users, no VM call is made under them).
+//! but for `setup`'s users, no VM call is made under them). The rank in brackets is the lock's in
+//! [`lock_order`]; locks marked "checked" are [`lock_order::Ranked`], and debug builds check, on
+//! every acquire through [`lock`], that the thread holds no checked lock of the same or a higher
+//! rank. The others keep their place by reading (each module's doc says which locks it holds
+//! across what).
 //!
-//! 1. `Session::order` (keeps replies and events in order; agent threads).
-//! 2. `agent.engine.setup` (every change to the JVMTI state behind requests; agent threads, held
-//!    across JVMTI calls; see [`crate::events::setup`]).
-//! 3. `agent.engine.step_switch` (held across the JVMTI call that flips the keeper).
-//! 4. `agent.threads` (thread control, with its condition variable), then `Session::handling`.
-//! 5. `agent.requests` (the request table; snapshots are copied out of it).
-//! 6. Leaves: `agent.ids`, `agent.fields`, `agent.methods`, `agent.frame_epochs`,
-//!    `agent.agent_threads`, `agent.session`; the engine's tables (`applied_modes`,
-//!    `breakpoints`, `watches`, `installed`, `watched_fields`, `has_lines`, `default_stratum`,
-//!    `freed`, `entry`, the unload tracker's `names`, the popper's `state`); the steps table
-//!    (`step.rs`), invocation slots (`invoke.rs`), the profilers'
-//!    state, the event gate's locks (`gate.rs`: its state and the bound, both leaves), the transport's write lock.
+//! 1. `Session::order` \[10\] (keeps replies and events in order; agent threads).
+//! 2. `agent.engine.setup` \[20\] (every change to the JVMTI state behind requests; agent threads,
+//!    held across JVMTI calls; see [`crate::events::setup`]).
+//! 3. `agent.engine.step_switch` \[30, checked\] (held across the JVMTI call that flips the
+//!    keeper; takes the step table under it).
+//! 4. `agent.threads` \[40\] (thread control, with its condition variable), then
+//!    `Session::handling`.
+//! 5. `agent.requests` \[50, checked\] (the request table; snapshots are copied out of it).
+//! 6. The profiler's `cpu` (the CPU sampler) and `thread_started` \[55, checked\] (agent
+//!    threads, held across VM calls; never one under the other).
+//! 7. Leaves \[60\]. Checked: `agent.ids`, `agent.fields`, `agent.methods`, `agent.frame_epochs`,
+//!    `agent.agent_threads`; the engine's tables (`applied_modes`, `breakpoints`, `watches`,
+//!    `installed`, `watched_fields`, `has_lines`, `default_stratum`, `freed`, `entry`, `steps`);
+//!    the invocation registry (`invoke.rs`'s `slots`), the allocation and monitor profilers'
+//!    state. By reading: `agent.session` (with its condition variable), the unload tracker's
+//!    `names`, the popper's `state`, each invocation slot's `state`, the GC watch's and the live
+//!    event stream's locks, the event gate's locks (`gate.rs`: its state and the bound), the
+//!    transport's write lock.
 //!
-//! There is no run-time check of this order yet: it is kept by reading (each module's doc says
-//! which locks it holds across what).
+//! Outside this order: the memos in [`owned::Memo`] are `OnceLock`s (no lock is held while one
+//! is made but what its user holds), and the command trace file's lock is a leaf of its own.
 
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use crate::jvmti::sys::jthread;
 use jdwp_protocol::{
@@ -53,6 +63,10 @@ use jdwp_protocol::{
 use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
 pub mod engine;
+pub mod helper;
+pub mod lock_order;
+pub mod owned;
+pub mod raw_event;
 
 use crate::events::requests::RequestTable;
 use crate::id_hash::IdMap;
@@ -62,6 +76,7 @@ use crate::jvmti::Jvmti;
 use crate::options::Options;
 use crate::session::Session;
 use crate::thread_control::Threads;
+use lock_order::{REQUESTS, Ranked};
 
 /// A JNI global (or weak global) reference: valid on every thread until deleted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -90,17 +105,17 @@ pub struct Agent {
     pub jvmti: Jvmti,
     pub vm: JavaVm,
     pub options: Options,
-    pub ids: Mutex<ObjectTable>,
-    pub fields: Mutex<FieldTable>,
-    pub methods: Mutex<HashSet<usize>>,
+    pub ids: Ranked<ObjectTable>,
+    pub fields: Ranked<FieldTable>,
+    pub methods: Ranked<HashSet<usize>>,
     pub threads: Threads,
     /// Per thread, how many times it was resumed: part of every frame ID, so frames go stale.
-    pub frame_epochs: Mutex<IdMap<ThreadId, u32>>,
-    pub requests: Mutex<RequestTable>,
+    pub frame_epochs: Ranked<IdMap<ThreadId, u32>>,
+    pub requests: Ranked<RequestTable, REQUESTS>,
     pub known: OnceLock<KnownClasses>,
     /// The agent's own threads, hidden from the debugger and never suspended (a fixed array, so
     /// event threads can copy it out without allocating and compare outside the lock).
-    pub agent_threads: Mutex<[Option<GlobalRef>; 6]>,
+    pub agent_threads: Ranked<[Option<GlobalRef>; 6]>,
     session: Mutex<Option<Arc<Session>>>,
     session_changed: Condvar,
     /// Set when the first debugger attaches (see [`Agent::wait_for_first_debugger`]).
@@ -109,13 +124,23 @@ pub struct Agent {
     /// The exit code `VirtualMachine.Exit` asked for, applied by the session once its reply is
     /// written.
     pub pending_exit: PendingExit,
-    pub helper: OnceLock<crate::event_helper::EventHelper>,
+    pub helper: OnceLock<helper::EventHelper>,
     /// What the event helper may send when, and its inbox (see [`crate::gate`]).
-    pub gate: crate::gate::Gate<crate::event_helper::Job>,
+    pub gate: crate::gate::Gate<helper::Job>,
     /// The event and step engine's state (see [`engine`]).
     pub engine: engine::EngineState,
+    /// Invocation slots and the completer ([`crate::invoke`]'s, kept as [`owned::Owned`]).
+    pub invocations: owned::Owned,
+    /// The profilers' state.
+    pub profilers: owned::Profilers,
+    /// How debugging starts ([`crate::loader`]).
+    pub startup: owned::Startup,
+    /// Facts about the VM looked up once.
+    pub memo: owned::Memo,
 }
 
+// The one root static: JVMTI and JNI callbacks carry no context pointer, so they reach the agent
+// here; everything else the agent has hangs off it.
 static AGENT: OnceLock<Agent> = OnceLock::new();
 
 /// An exit code waiting for its reply to be written: any `i32` (`i32::MIN` included, which a
@@ -165,14 +190,14 @@ impl Agent {
             jvmti,
             vm,
             options,
-            ids: Mutex::new(ObjectTable::default()),
-            fields: Mutex::new(FieldTable::default()),
-            methods: Mutex::new(HashSet::new()),
+            ids: Ranked::new(ObjectTable::default()),
+            fields: Ranked::new(FieldTable::default()),
+            methods: Ranked::new(HashSet::new()),
             threads: Threads::default(),
-            frame_epochs: Mutex::new(IdMap::default()),
-            requests: Mutex::new(RequestTable::default()),
+            frame_epochs: Ranked::new(IdMap::default()),
+            requests: Ranked::new(RequestTable::default()),
             known: OnceLock::new(),
-            agent_threads: Mutex::new([None; 6]),
+            agent_threads: Ranked::new([None; 6]),
             session: Mutex::new(None),
             session_changed: Condvar::new(),
             debugger_came: AtomicBool::new(false),
@@ -181,6 +206,10 @@ impl Agent {
             helper: OnceLock::new(),
             gate: crate::gate::Gate::new(),
             engine: engine::EngineState::default(),
+            invocations: owned::Owned::new(),
+            profilers: owned::Profilers::default(),
+            startup: owned::Startup::default(),
+            memo: owned::Memo::default(),
         }
     }
 
@@ -509,9 +538,11 @@ impl Agent {
     /// lock once, not once per thread, and threads that have IDs already cost one JVMTI call each.
     pub fn live_thread_ids(&self, jni: Jni) -> Result<Vec<ThreadId>, ErrorCode> {
         let all = self.jvmti.get_all_threads()?;
-        // The agent's threads by tag (0: none), to leave them out without a JNI call per thread.
+        // The agent's threads (copied out: `agent_threads` is a leaf, not taken under `ids`), and
+        // by tag (0: none), to leave them out without a JNI call per thread.
+        let agent_threads = *lock(&self.agent_threads);
         let agent_tags: Vec<i64> =
-            lock(&self.agent_threads).iter().flatten().map(|a| self.jvmti.get_tag(a.0).unwrap_or(0)).collect();
+            agent_threads.iter().flatten().map(|a| self.jvmti.get_tag(a.0).unwrap_or(0)).collect();
         let mut out = Vec::with_capacity(all.len());
         let result = (|| {
             let tags: Vec<i64> = all.iter().map(|&t| self.jvmti.get_tag(t).unwrap_or(0)).collect();
@@ -523,7 +554,7 @@ impl Agent {
                 if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
                     entry.thread = true;
                     out.push(ThreadId(tag as u64));
-                } else if !self.is_agent_thread(jni, t) {
+                } else if !agent_threads.iter().flatten().any(|a| jni.is_same_object(a.0, t)) {
                     out.push(ThreadId(self.new_object_id(jni, &mut table, t, Known::Thread)?.0));
                 }
             }
@@ -786,8 +817,11 @@ impl Agent {
 
 /// Locks a mutex, carrying on after a panic elsewhere (the data is still consistent: every critical
 /// section here leaves it so before doing anything that could panic).
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
+/// A [`Ranked`] lock's order is checked in debug builds.
+#[inline]
+#[cfg_attr(debug_assertions, track_caller)]
+pub fn lock<L: lock_order::Lockable>(m: &L) -> L::Guard<'_> {
+    m.acquire()
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -918,7 +952,7 @@ impl From<crate::jni::JniError> for ErrorCode {
     }
 }
 
-/// Suspension through JVMTI, for [`ThreadControl`]. Agent threads only.
+/// Suspension through JVMTI, for [`ThreadControl`](crate::thread_control::ThreadControl). Agent threads only.
 pub struct JvmtiSuspend<'a> {
     pub agent: &'a Agent,
     pub jni: Jni,

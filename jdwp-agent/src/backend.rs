@@ -16,10 +16,9 @@ pub struct AgentBackend {
 /// With `JDWP_AGENT_TRACE_COMMANDS=<file>` in the debuggee's environment, the name of every command
 /// handled is appended to that file: how spec-notes' coverage table learns which commands the test
 /// suites really exercise against this agent.
-fn trace_command(name: &'static str) {
+fn trace_command(agent: &Agent, name: &'static str) {
     use std::io::Write;
-    static TRACE: std::sync::OnceLock<Option<std::sync::Mutex<std::fs::File>>> = std::sync::OnceLock::new();
-    let trace = TRACE.get_or_init(|| {
+    let trace = agent.memo.trace.get_or_init(|| {
         let path = std::env::var_os("JDWP_AGENT_TRACE_COMMANDS")?;
         std::fs::OpenOptions::new().create(true).append(true).open(path).ok().map(std::sync::Mutex::new)
     });
@@ -34,7 +33,7 @@ impl Backend for AgentBackend {
         let Some(entry) = crate::commands::lookup(set, cmd) else {
             return Err(ErrorCode::NOT_IMPLEMENTED);
         };
-        trace_command(entry.name);
+        trace_command(agent, entry.name);
         let jni = agent.jni()?;
         // Every local reference a handler makes dies with this frame.
         let frame = jni.push_local_frame(64)?;

@@ -47,6 +47,7 @@ use jdwp_protocol::{
 };
 use jni_sys::{JNIEnv, jclass, jmethodID, jobject, jvalue};
 
+use crate::agent::lock_order::Ranked;
 use crate::agent::{Agent, GlobalRef, ID_SIZES, JvmtiSuspend, lock};
 use crate::jni::{JavaType, Jni, JniError};
 use crate::jvmti::sys::{jthread, jvmtiEnv};
@@ -192,10 +193,19 @@ thread_local! {
     static MINE: RefCell<Option<(GlobalRef, Arc<Slot>)>> = const { RefCell::new(None) };
 }
 
-// Still a static (issue #20): Slot is invoke.rs's type; moving it under agent.engine is next.
-/// Every thread's slot, for the session thread to find by `Thread`. An entry whose thread has
-/// exited (its thread-local copy dropped) is pruned by the session thread.
-static SLOTS: Mutex<Vec<(GlobalRef, Arc<Slot>)>> = Mutex::new(Vec::new());
+/// The invocation state the agent keeps for this module (`agent.invocations`).
+#[derive(Default)]
+struct Invocations {
+    /// Every thread's slot, for the session thread to find by `Thread`. An entry whose thread has
+    /// exited (its thread-local copy dropped) is pruned by the session thread. A leaf lock.
+    slots: Ranked<Vec<(GlobalRef, Arc<Slot>)>>,
+    /// Where event threads hand finished invokes (set once the completer runs).
+    completer: OnceLock<mpsc::Sender<Finished>>,
+}
+
+fn invocations(agent: &Agent) -> Option<&Invocations> {
+    agent.invocations.get_or_init(Invocations::default)
+}
 
 /// The calling thread's slot, made on first use. Makes VM calls: before the event only.
 fn own_slot(jni: Jni, thread: jthread) -> Option<Arc<Slot>> {
@@ -207,16 +217,17 @@ fn own_slot(jni: Jni, thread: jthread) -> Option<Arc<Slot>> {
     }
     let global = GlobalRef(jni.new_global_ref(thread).ok()?);
     let slot = Arc::new(Slot::new());
-    lock(&SLOTS).push((global, slot.clone()));
+    let registry = crate::agent::agent().and_then(invocations)?;
+    lock(&registry.slots).push((global, slot.clone()));
     // The registry owns the reference; the copy here is only compared.
     let _ = MINE.try_with(|m| *m.borrow_mut() = Some((global, slot.clone())));
     Some(slot)
 }
 
 /// The slot of `thread`, if it ever stopped at an event (session thread). Prunes dead entries.
-fn slot_of(jni: Jni, thread: jthread) -> Option<Arc<Slot>> {
+fn slot_of(agent: &Agent, jni: Jni, thread: jthread) -> Option<Arc<Slot>> {
     let (entries, dead) = {
-        let mut slots = lock(&SLOTS);
+        let mut slots = lock(&invocations(agent)?.slots);
         // Only the registry holds the slot once its thread's thread-local is gone.
         let (dead, live): (Vec<_>, Vec<_>) = slots.drain(..).partition(|(_, s)| Arc::strong_count(s) == 1);
         *slots = live;
@@ -261,7 +272,7 @@ pub fn after_event(agent: &Agent, jni: Jni, thread: jthread) {
         crate::step::settle(agent, thread);
         let outcome = run(jni, &invoke);
         let ticket = slot.ticket();
-        hand_over(jni, slot.clone(), invoke, outcome);
+        hand_over(agent, jni, slot.clone(), invoke, outcome);
         slot.wait_completed(ticket);
     }
     if let Some(exception) = set_aside {
@@ -315,9 +326,9 @@ fn run(jni: Jni, invoke: &Invoke) -> Result<Outcome, ErrorCode> {
 
 /// Gives the outcome to the completer (or, should it be missing, frees the slot: the debugger then
 /// gets no reply, but the thread does not hang).
-fn hand_over(jni: Jni, slot: Arc<Slot>, invoke: Box<Invoke>, outcome: Result<Outcome, ErrorCode>) {
+fn hand_over(agent: &Agent, jni: Jni, slot: Arc<Slot>, invoke: Box<Invoke>, outcome: Result<Outcome, ErrorCode>) {
     let finished = Finished { slot, invoke, outcome };
-    let unsent = match COMPLETER.get() {
+    let unsent = match invocations(agent).and_then(|i| i.completer.get()) {
         Some(tx) => tx.send(finished).err().map(|e| e.0),
         None => Some(finished),
     };
@@ -491,7 +502,7 @@ fn request(
         JavaType::from_method_descriptor(&m.signature).ok_or(ErrorCode::INVALID_METHODID)?
     };
     let session = agent.session().ok_or(ErrorCode::VM_DEAD)?;
-    let slot = slot_of(jni, thread).ok_or(ErrorCode::INVALID_THREAD)?;
+    let slot = slot_of(agent, jni, thread).ok_or(ErrorCode::INVALID_THREAD)?;
     start_completer(agent, jni)?;
 
     let mut invoke = Box::new(Invoke {
@@ -601,13 +612,10 @@ struct Finished {
 // SAFETY: as for `Invoke`: the outcome holds only global references.
 unsafe impl Send for Finished {}
 
-// Still a static (issue #20), with SLOTS.
-/// Where event threads hand finished invokes (set once the completer runs).
-static COMPLETER: OnceLock<mpsc::Sender<Finished>> = OnceLock::new();
-
 /// Starts the completer thread on the first invoke (session thread).
 fn start_completer(agent: &Agent, jni: Jni) -> Result<(), ErrorCode> {
-    if COMPLETER.get().is_some() {
+    let completer = &invocations(agent).ok_or(ErrorCode::INTERNAL)?.completer;
+    if completer.get().is_some() {
         return Ok(());
     }
     let (tx, rx) = mpsc::channel::<Finished>();
@@ -620,7 +628,7 @@ fn start_completer(agent: &Agent, jni: Jni) -> Result<(), ErrorCode> {
         drop(unsafe { Box::from_raw(rx) });
         return Err(ErrorCode::INTERNAL);
     }
-    let _ = COMPLETER.set(tx);
+    let _ = completer.set(tx);
     Ok(())
 }
 

@@ -3,16 +3,15 @@
 
 use std::ffi::{CStr, CString, c_char, c_void};
 use std::io::Write;
-use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 
 use crate::jvmti::sys::{jlocation, jthread};
 use jdwp_protocol::{ErrorCode, SuspendPolicy};
 use jni_sys::{JNI_ERR, JNI_OK, JNIEnv, JavaVM, jboolean, jint, jmethodID, jobject};
 
+use crate::agent::helper::EventHelper;
 use crate::agent::{Agent, GlobalRef, KnownClasses, agent, install};
 use crate::agent_thread::start_agent_thread;
-use crate::event_helper::EventHelper;
 use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
@@ -81,7 +80,7 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     add_capabilities(jvmti).map_err(|e| format!("ERROR: JDWP unable to get necessary JVMTI capabilities: {e}"))?;
     let agent = install(Agent::new(jvmti, vm, options)).map_err(|e| format!("ERROR: JDWP: {e:?}"))?;
     // The profiler's own JVMTI environment, while every capability can still be had.
-    crate::profiling::on_load(vm);
+    crate::profiling::on_load(agent);
 
     let mut callbacks: jvmtiEventCallbacks = unsafe_zeroed_callbacks();
     callbacks.VMInit = Some(on_vm_init);
@@ -167,7 +166,7 @@ unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thr
         let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return };
         if agent.options.onjcmd {
             // Debugging starts when jcmd asks (see `debugInit_startDebuggingViaCommand`).
-            let _ = JCMD_START.compare_exchange(
+            let _ = agent.startup.jcmd.compare_exchange(
                 JcmdStart::NotReady as u8,
                 JcmdStart::Ready as u8,
                 Ordering::AcqRel,
@@ -177,7 +176,7 @@ unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thr
         }
         if agent.options.onthrow.is_some() || agent.options.onuncaught {
             // Debugging starts at the first matching exception (see `deferred_exception`).
-            DEFERRED_START.store(true, Ordering::Release);
+            agent.startup.deferred.store(true, Ordering::Release);
             if let Err(e) =
                 agent.jvmti.set_event_notification_mode(true, sys::JVMTI_EVENT_EXCEPTION, std::ptr::null_mut())
             {
@@ -195,13 +194,9 @@ unsafe extern "system" fn on_vm_init(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thr
     });
 }
 
-// Static: set in Agent_OnLoad, read by the Exception callback the loader installs.
-/// Set while `onthrow=`/`onuncaught=` defer the start of debugging to an exception.
-static DEFERRED_START: AtomicBool = AtomicBool::new(false);
-
 /// Whether debugging still waits for its `onthrow`/`onuncaught` exception.
 pub(crate) fn deferred_start_pending() -> bool {
-    DEFERRED_START.load(Ordering::Acquire)
+    agent().is_some_and(|agent| agent.startup.deferred.load(Ordering::Acquire))
 }
 
 /// The Exception event: with `onthrow`/`onuncaught` and no debugger yet, maybe the exception that
@@ -255,7 +250,7 @@ pub(crate) fn deferred_exception(jni_env: *mut JNIEnv, thread: jthread, thrown: 
         return;
     }
     // Only the first matching exception starts debugging, whichever thread throws it.
-    if DEFERRED_START.compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire).is_err() {
+    if agent.startup.deferred.compare_exchange(true, false, Ordering::AcqRel, Ordering::Acquire).is_err() {
         return;
     }
     // No request needs exception events yet; the debugger's requests enable them again.
@@ -283,21 +278,15 @@ enum Trigger {
     Exception(ThrownException),
 }
 
-/// Where `onjcmd=y` stands: jcmd can start debugging once the VM is initialized, and only once.
+/// Where `onjcmd=y` stands (`agent.startup.jcmd`): jcmd can start debugging once the VM is
+/// initialized, and only once.
 #[repr(u8)]
 enum JcmdStart {
+    /// 0: where `Startup::jcmd` (zeroed) starts.
     NotReady = 0,
     Ready = 1,
     Started = 2,
 }
-
-// Static: read by the exported jcmd entry point, which the VM calls with no agent state.
-static JCMD_START: AtomicU8 = AtomicU8::new(JcmdStart::NotReady as u8);
-
-// Static: C strings jcmd keeps pointers to for the life of the library.
-/// The transport's name and the address printed at startup, for jcmd's answer (C strings that
-/// live as long as the library, as jcmd keeps the pointers).
-static STARTED_AT: OnceLock<(CString, CString)> = OnceLock::new();
 
 /// `jcmd <pid> VM.start_java_debugging`: HotSpot looks this symbol up in the library loaded as
 /// `-agentlib:jdwp` (only under that name: an `-agentpath` agent is not found) and calls it on
@@ -324,7 +313,7 @@ pub unsafe extern "system" fn debugInit_startDebuggingViaCommand(
         if !agent.options.onjcmd {
             return NOT_ENABLED.as_ptr();
         }
-        let first = match JCMD_START.compare_exchange(
+        let first = match agent.startup.jcmd.compare_exchange(
             JcmdStart::Ready as u8,
             JcmdStart::Started as u8,
             Ordering::AcqRel,
@@ -347,11 +336,11 @@ pub unsafe extern "system" fn debugInit_startDebuggingViaCommand(
             // SAFETY: checked non-null; the VM passes a valid out-pointer.
             unsafe { *first_start = first };
         }
-        if let Some((name, printed)) = STARTED_AT.get()
+        if let Some((name, printed)) = agent.startup.started_at.get()
             && !transport_name.is_null()
             && !address.is_null()
         {
-            // SAFETY: checked non-null; the strings live in a static.
+            // SAFETY: checked non-null; the strings live as long as the agent, which is never dropped.
             unsafe {
                 *transport_name = name.as_ptr();
                 *address = printed.as_ptr();
@@ -401,7 +390,7 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread, trigger: Trigger
             println!("Listening for transport {} at address: {printed}", transport.name());
             let _ = std::io::stdout().flush();
         }
-        let _ = STARTED_AT.set((
+        let _ = agent.startup.started_at.set((
             CString::new(transport.name()).unwrap_or_default(),
             CString::new(printed.as_str()).unwrap_or_default(),
         ));
@@ -505,7 +494,7 @@ const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2)
 
 unsafe extern "system" fn helper_main(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, arg: *mut c_void) {
     // SAFETY: `arg` is the inbox boxed by `start`, handed to exactly this thread.
-    let jobs = unsafe { Box::from_raw(arg.cast::<crate::gate::Inbox<crate::event_helper::Job>>()) };
+    let jobs = unsafe { Box::from_raw(arg.cast::<crate::gate::Inbox<crate::agent::helper::Job>>()) };
     crate::guard((), move || {
         let (Some(agent), Some(jni)) = (agent(), unsafe { Jni::from_raw(jni_env) }) else { return };
         crate::event_helper::run(agent, jni, *jobs);

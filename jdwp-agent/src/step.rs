@@ -37,7 +37,7 @@
 //!
 //! Threads: the session thread begins and ends steps (the stepping thread is then normally
 //! suspended); the stepping thread itself moves its step along from its event callbacks. Neither
-//! holds [`STEPS`] across a JVMTI call; the thread-level event modes are applied after the fact
+//! holds the step table (`agent.engine.steps`) across a JVMTI call; the thread-level event modes are applied after the fact
 //! and re-applied until no change raced with them (see [`resync`]). Return breakpoints are
 //! counted uses of the shared JVMTI breakpoints ([`breakpoints`]), so a user's breakpoint at the
 //! same place coexists with them; a callback has the event helper set or clear them (that takes
@@ -46,69 +46,23 @@
 pub mod switch;
 pub mod switch_state;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use jdwp_protocol::commands::event_request::Modifier;
 use jdwp_protocol::{ErrorCode, StepDepth, StepSize, ThreadId};
 use jni_sys::jmethodID;
 
 use self::switch as step_switch;
+pub use crate::agent::engine::steps::{Lines, Needs, Origin, Phase, ReturnPoint};
+use crate::agent::engine::steps::{StepState, Steps};
 use crate::agent::{Agent, GlobalRef, lock};
 use crate::events::breakpoints;
 use crate::events::filter::Request;
-use crate::id_hash::IdMap;
 use crate::jni::Jni;
 use crate::jvmti::sys::{self, jthread};
 
 // ---- decisions (pure) ---------------------------------------------------------------------------
-
-/// A method's line table as (first code index, line) pairs, sorted by code index.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Lines(Vec<(i64, i32)>);
-
-impl Lines {
-    pub fn new(mut entries: Vec<(i64, i32)>) -> Lines {
-        // Class files need not list them in code order.
-        entries.sort_by_key(|&(start, _)| start);
-        Lines(entries)
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    /// The line of code index `index`: that of the last entry starting at or before it (code
-    /// before the first entry belongs to the first line). `None` without a table or in native
-    /// code (index -1).
-    pub fn line_at(&self, index: i64) -> Option<i32> {
-        if index < 0 {
-            return None;
-        }
-        let after = self.0.partition_point(|&(start, _)| start <= index);
-        self.0.get(after.saturating_sub(1)).map(|&(_, line)| line)
-    }
-}
-
-/// Where a step began.
-#[derive(Debug, Clone, Default)]
-pub struct Origin {
-    /// Frames on the stack (0: the thread had none, as in native code before its first Java frame).
-    pub depth: i32,
-    pub method: usize,
-    /// The line it began on (`None`: no line numbers, native code, or a min step).
-    pub line: Option<i32>,
-    pub lines: Arc<Lines>,
-    /// The origin frame was seen to pop (a frame pop at or below its depth).
-    pub exited: bool,
-    /// The step goes on from where an earlier step of the same request completed (a request
-    /// without a count reports step after step), single-stepping as that one was (see
-    /// [`judge_step`]).
-    pub continued: bool,
-    /// A frame pop of the origin frame was asked for (a step out's), so one will say when it goes.
-    pub pop_watched: bool,
-}
 
 /// Where the stepping thread is at a JVMTI single step.
 #[derive(Debug, Clone, Copy)]
@@ -172,54 +126,6 @@ pub fn entry_stops(size: StepSize, filtered: bool, has_lines: impl FnOnce() -> b
     !filtered && (size != StepSize::Line || has_lines())
 }
 
-/// Where a step stands between single steps.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// Single-stepping.
-    Stepping,
-    /// Waiting, single-stepping off, for a frame pop; a step into also watches method entries.
-    AwaitingReturn { watch_entries: bool },
-}
-
-/// The thread-level JVMTI events a thread's step needs. Frame pops and exception catches are
-/// watched for as long as the step exists: they tell when a frame it waits for is gone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Needs {
-    pub single_step: bool,
-    pub frame_pop: bool,
-    pub exception_catch: bool,
-    pub method_entry: bool,
-}
-
-impl Needs {
-    /// The thread-level events to set to go from `before` (`None`: not known) to `self`: each
-    /// event with its new mode and its old one (`None`: not known).
-    pub fn changes(self, before: Option<Needs>) -> impl Iterator<Item = (sys::jvmtiEvent, bool, Option<bool>)> {
-        let modes = |n: Needs| {
-            [
-                (sys::JVMTI_EVENT_SINGLE_STEP, n.single_step),
-                (sys::JVMTI_EVENT_FRAME_POP, n.frame_pop),
-                (sys::JVMTI_EVENT_EXCEPTION_CATCH, n.exception_catch),
-                (sys::JVMTI_EVENT_METHOD_ENTRY, n.method_entry),
-            ]
-        };
-        let was = before.map(modes);
-        modes(self).into_iter().enumerate().filter_map(move |(i, (event, on))| {
-            let old = was.map(|w| w[i].1);
-            (old != Some(on)).then_some((event, on, old))
-        })
-    }
-
-    pub fn of(phase: Option<Phase>) -> Needs {
-        let (single_step, method_entry) = match phase {
-            None => return Needs::default(),
-            Some(Phase::Stepping) => (true, false),
-            Some(Phase::AwaitingReturn { watch_entries }) => (false, watch_entries),
-        };
-        Needs { single_step, frame_pop: true, exception_catch: true, method_entry }
-    }
-}
-
 /// An exception thrown while a step waited for a frame to return was caught at stack depth
 /// `depth`: whether single-stepping resumes there, which it does once the catch is back in the
 /// origin frame (or below it; for a step out, below it only).
@@ -248,15 +154,6 @@ pub fn starting_phase(depth: StepDepth, origin_pop_watched: bool) -> Phase {
     } else {
         Phase::Stepping
     }
-}
-
-/// Where a step waits, at a breakpoint, for its thread to come back to a frame: the code index of
-/// the frame's method after the call it is in, and the thread's frame count once it is back there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReturnPoint {
-    pub method: usize,
-    pub index: i64,
-    pub depth: i32,
 }
 
 /// The code index at which a frame stopped at `index` of `code` goes on once the Java code its
@@ -291,51 +188,8 @@ pub fn origin_frame(origin_depth: i32, here_depth: i32) -> Option<i32> {
 
 // ---- state ----------------------------------------------------------------------------------------
 
-struct StepState {
-    /// Distinguishes this step from an earlier one of the same thread.
-    serial: u64,
-    request: Arc<Request>,
-    /// Owned global reference to the stepping thread.
-    thread: GlobalRef,
-    size: StepSize,
-    depth: StepDepth,
-    origin: Origin,
-    phase: Phase,
-    /// The return breakpoint it waits at (only while awaiting a return).
-    returning: Option<ReturnPoint>,
-}
-
-impl StepState {
-    /// A new phase; any return breakpoint is left (the caller sets the next one, if any).
-    fn set_phase(&mut self, phase: Phase) {
-        self.phase = phase;
-        self.returning = None;
-    }
-}
-
-#[derive(Default)]
-struct Steps {
-    by_thread: HashMap<ThreadId, StepState>,
-    /// The thread-level events [`resync`] last set for each thread (`None`: not known, set them
-    /// all next time); a thread missing here has none on.
-    applied: IdMap<ThreadId, Option<Needs>>,
-    /// How many [`resync`]s of each thread are setting modes right now.
-    applying: IdMap<ThreadId, u32>,
-    /// Bumped by every change, so that [`resync`] knows when to apply again.
-    version: u64,
-    next_serial: u64,
-}
-
-// Still a static (issue #20): the step state types live in step.rs; moving them under agent.engine is next.
-/// Every thread's step. Never held across a JVMTI or JNI call.
-static STEPS: Mutex<Option<Steps>> = Mutex::new(None);
-// Still a static with STEPS (issue #20).
-/// How many threads step: callbacks skip the lookup when none does.
-static ACTIVE: AtomicUsize = AtomicUsize::new(0);
-
-fn with_steps<R>(f: impl FnOnce(&mut Steps) -> R) -> R {
-    let mut guard = lock(&STEPS);
-    f(guard.get_or_insert_with(Steps::default))
+fn with_steps<R>(agent: &Agent, f: impl FnOnce(&mut Steps) -> R) -> R {
+    f(&mut lock(&agent.engine.steps))
 }
 
 /// What a callback needs of a thread's step, copied out of the lock.
@@ -349,8 +203,8 @@ struct Snapshot {
     returning: Option<ReturnPoint>,
 }
 
-fn snapshot(thread: ThreadId) -> Option<Snapshot> {
-    with_steps(|s| {
+fn snapshot(agent: &Agent, thread: ThreadId) -> Option<Snapshot> {
+    with_steps(agent, |s| {
         s.by_thread.get(&thread).map(|st| Snapshot {
             serial: st.serial,
             request: st.request.clone(),
@@ -366,7 +220,7 @@ fn snapshot(thread: ThreadId) -> Option<Snapshot> {
 /// Changes the step `serial` of `thread` (if it is still that step) and says whether it did. The
 /// return breakpoint the step no longer waits at after the change, if any, is given back.
 fn update(agent: &Agent, thread: ThreadId, serial: u64, f: impl FnOnce(&mut StepState)) -> bool {
-    let (applied, left) = with_steps(|s| match s.by_thread.get_mut(&thread) {
+    let (applied, left) = with_steps(agent, |s| match s.by_thread.get_mut(&thread) {
         Some(st) if st.serial == serial => {
             let before = st.returning;
             f(st);
@@ -391,12 +245,17 @@ fn thread_id(agent: &Agent, thread: jthread) -> Option<ThreadId> {
 
 /// Whether any thread steps (cheap; for callbacks of events not enabled for steps only).
 pub fn any_active() -> bool {
-    ACTIVE.load(Ordering::Acquire) > 0
+    crate::agent::agent().is_some_and(active)
+}
+
+/// [`any_active`], for a caller with the agent at hand.
+fn active(agent: &Agent) -> bool {
+    agent.engine.steps_active.load(Ordering::Acquire) > 0
 }
 
 /// Whether any thread's step single-steps now (rather than wait for a return or a frame pop).
-pub fn anyone_single_steps() -> bool {
-    any_active() && with_steps(|s| s.by_thread.values().any(|st| Needs::of(Some(st.phase)).single_step))
+pub fn anyone_single_steps(agent: &Agent) -> bool {
+    active(agent) && with_steps(agent, |s| s.by_thread.values().any(|st| Needs::of(Some(st.phase)).single_step))
 }
 
 /// Applies the thread-level events `thread`'s step needs, again until no change raced with it.
@@ -414,7 +273,7 @@ fn resync(agent: &Agent, thread: jthread, id: ThreadId) {
     // race (see above), everything is set.
     let mut everything = false;
     loop {
-        let (needs, before, version) = with_steps(|s| {
+        let (needs, before, version) = with_steps(agent, |s| {
             let needs = Needs::of(s.by_thread.get(&id).map(|st| st.phase));
             let under_way = s.applying.entry(id).or_insert(0);
             let others = *under_way;
@@ -443,7 +302,7 @@ fn resync(agent: &Agent, thread: jthread, id: ThreadId) {
                 failed = true;
             }
         }
-        let latest = with_steps(|s| {
+        let latest = with_steps(agent, |s| {
             if failed {
                 s.applied.insert(id, None);
             }
@@ -583,7 +442,7 @@ pub fn begin(agent: &Agent, jni: Jni, thread: jthread, request: Arc<Request>) ->
     origin.pop_watched = depth == StepDepth::Out && origin.depth > 0 && agent.jvmti.notify_frame_pop(thread, 0).is_ok();
     let phase = starting_phase(depth, origin.pop_watched);
     let global = GlobalRef(jni.new_global_ref(thread)?);
-    let replaced = with_steps(|s| {
+    let replaced = with_steps(agent, |s| {
         s.next_serial += 1;
         s.version += 1;
         let state =
@@ -598,7 +457,7 @@ pub fn begin(agent: &Agent, jni: Jni, thread: jthread, request: Arc<Request>) ->
             jni.delete_global_ref(old.thread.0)
         }
         None => {
-            ACTIVE.fetch_add(1, Ordering::AcqRel);
+            agent.engine.steps_active.fetch_add(1, Ordering::AcqRel);
         }
     }
     resync(agent, thread, id);
@@ -618,7 +477,7 @@ pub fn end(agent: &Agent, jni: Jni, request: &Request) {
 /// reference to it, for the caller to resync and delete.
 fn take(agent: &Agent, request: &Request) -> Option<(ThreadId, GlobalRef)> {
     let Some(&Modifier::Step { thread: id, .. }) = request.step() else { return None };
-    let removed = with_steps(|s| {
+    let removed = with_steps(agent, |s| {
         let ours = s.by_thread.get(&id).is_some_and(|st| st.request.id == request.id);
         let removed = if ours { s.by_thread.remove(&id) } else { None };
         if removed.is_some() {
@@ -632,7 +491,7 @@ fn take(agent: &Agent, request: &Request) -> Option<(ThreadId, GlobalRef)> {
 /// Undoes what a step removed from the table still holds (the active count, its return
 /// breakpoint); gives back its reference to the thread, for the caller to delete.
 fn retire(agent: &Agent, state: StepState) -> GlobalRef {
-    ACTIVE.fetch_sub(1, Ordering::AcqRel);
+    agent.engine.steps_active.fetch_sub(1, Ordering::AcqRel);
     if let Some(point) = state.returning {
         unwatch_return(agent, point);
     }
@@ -641,11 +500,11 @@ fn retire(agent: &Agent, state: StepState) -> GlobalRef {
 
 /// A thread ends: forget its step (its request stays until the debugger clears it).
 pub fn thread_ended(agent: &Agent, jni: Jni, thread: jthread) {
-    if !any_active() {
+    if !active(agent) {
         return;
     }
     let Some(id) = thread_id(agent, thread) else { return };
-    let removed = with_steps(|s| {
+    let removed = with_steps(agent, |s| {
         // A thread's event modes end with it.
         s.applied.remove(&id);
         let removed = s.by_thread.remove(&id);
@@ -664,7 +523,7 @@ pub fn thread_ended(agent: &Agent, jni: Jni, thread: jthread) {
 /// its step completes here (the caller reports it and then calls [`completed`]).
 pub fn on_single_step(agent: &Agent, jni: Jni, thread: jthread, method: jmethodID, index: i64) -> Option<Arc<Request>> {
     let id = thread_id(agent, thread)?;
-    let Some(step) = snapshot(id) else {
+    let Some(step) = snapshot(agent, id) else {
         // Stepping left on by a race with the end of a step: switch it off.
         resync(agent, thread, id);
         return None;
@@ -725,11 +584,11 @@ pub fn on_single_step(agent: &Agent, jni: Jni, thread: jthread, method: jmethodI
 /// caller reports it, with any breakpoint of the debugger's at the same place, and then calls
 /// [`completed`]).
 pub fn on_breakpoint(agent: &Agent, jni: Jni, thread: jthread, method: jmethodID, index: i64) -> Option<Arc<Request>> {
-    if !any_active() {
+    if !active(agent) {
         return None;
     }
     let id = thread_id(agent, thread)?;
-    let step = snapshot(id)?;
+    let step = snapshot(agent, id)?;
     let point = step.returning.filter(|p| p.method == method as usize && p.index == index)?;
     if crate::frame_pop::popping_thread(agent) == Some(id) {
         return None;
@@ -761,10 +620,10 @@ pub fn on_breakpoint(agent: &Agent, jni: Jni, thread: jthread, method: jmethodID
 /// when that is in a callee (at a return breakpoint in the frame's method as it now is, or, for
 /// an obsolete one, for a frame pop). For the session thread.
 pub fn classes_redefined(agent: &Agent, jni: Jni, classes: &[sys::jclass]) {
-    if !any_active() {
+    if !active(agent) {
         return;
     }
-    let waiting: Vec<(ThreadId, u64, ReturnPoint)> = with_steps(|s| {
+    let waiting: Vec<(ThreadId, u64, ReturnPoint)> = with_steps(agent, |s| {
         s.by_thread.iter().filter_map(|(&id, st)| st.returning.map(|point| (id, st.serial, point))).collect()
     });
     for (id, serial, point) in waiting {
@@ -788,7 +647,7 @@ pub fn classes_redefined(agent: &Agent, jni: Jni, classes: &[sys::jclass]) {
 /// ends at the second.)
 pub fn on_method_entry(agent: &Agent, jni: Jni, thread: jthread, method: jmethodID) {
     let Some(id) = thread_id(agent, thread) else { return };
-    let Some(step) = snapshot(id) else { return };
+    let Some(step) = snapshot(agent, id) else { return };
     if step.phase != (Phase::AwaitingReturn { watch_entries: true }) {
         return;
     }
@@ -810,7 +669,7 @@ pub fn on_frame_pop(agent: &Agent, thread: jthread, by_exception: bool) {
         return;
     }
     let Some(id) = thread_id(agent, thread) else { return };
-    let Some(step) = snapshot(id) else {
+    let Some(step) = snapshot(agent, id) else {
         resync(agent, thread, id);
         return;
     };
@@ -834,7 +693,7 @@ pub fn on_frame_pop(agent: &Agent, thread: jthread, by_exception: bool) {
 /// An exception was caught in the current thread (at its current frame).
 pub fn on_exception_catch(agent: &Agent, thread: jthread) {
     let Some(id) = thread_id(agent, thread) else { return };
-    let Some(step) = snapshot(id) else {
+    let Some(step) = snapshot(agent, id) else {
         resync(agent, thread, id);
         return;
     };
@@ -869,7 +728,7 @@ pub fn completed(agent: &Agent, jni: Jni, thread: jthread, request: &Request) {
         return;
     }
     let Some(id) = thread_id(agent, thread) else { return };
-    if let Some(step) = snapshot(id).filter(|s| s.request.id == request.id) {
+    if let Some(step) = snapshot(agent, id).filter(|s| s.request.id == request.id) {
         restart(agent, thread, id, &step, true);
     }
 }
@@ -895,7 +754,7 @@ pub fn settle(agent: &Agent, thread: jthread) {
 /// the JDK's agent. For the session thread, once the frames are gone.
 pub fn frames_popped(agent: &Agent, thread: jthread) {
     let Some(id) = thread_id(agent, thread) else { return };
-    if let Some(step) = snapshot(id) {
+    if let Some(step) = snapshot(agent, id) {
         restart(agent, thread, id, &step, false);
     }
 }

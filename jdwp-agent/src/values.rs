@@ -1,8 +1,6 @@
 //! Java values ↔ JDWP values: fields, locals and JNI `jvalue`s, with the type checks that keep a
 //! hostile or mistaken command from making the VM read or write at the wrong width.
 
-use std::sync::OnceLock;
-
 use jdwp_protocol::{ErrorCode, Value};
 use jni_sys::{jclass, jmethodID, jobject, jvalue};
 
@@ -176,13 +174,13 @@ pub fn is_primitive_descriptor(descriptor: &str) -> bool {
 
 /// `Class.getComponentType` for the array class `array_class` (a local reference).
 pub fn component_type(agent: &Agent, jni: Jni, array_class: jclass) -> Result<jclass, ErrorCode> {
-    // Static: a method ID of a bootstrap class, valid for the VM's life.
-    static GET_COMPONENT_TYPE: OnceLock<usize> = OnceLock::new();
-    let method = match GET_COMPONENT_TYPE.get() {
+    // A method ID of a bootstrap class, valid for the VM's life.
+    let memo = &agent.memo.get_component_type;
+    let method = match memo.get() {
         Some(m) => *m,
         None => {
             let m = jni.get_method_id(agent.known()?.class.0, "getComponentType", "()Ljava/lang/Class;")? as usize;
-            *GET_COMPONENT_TYPE.get_or_init(|| m)
+            *memo.get_or_init(|| m)
         }
     };
     // SAFETY: `getComponentType()` is an instance method of `Class` returning a `Class`, it takes

@@ -533,6 +533,13 @@ impl Drop for Debuggee {
                 self.pid,
             );
         }
+        // Our agent's debug builds report a broken lock order on stderr (jdwp-agent's
+        // `agent/lock_order.rs`): a test that saw one fails, whatever else it checked.
+        let stderr = self.stderr_text();
+        let violations: Vec<&str> = stderr.lines().filter(|l| l.contains("lock order violated")).collect();
+        if !violations.is_empty() && !std::thread::panicking() {
+            panic!("the agent in JVM {} reported lock-order violations:\n{}", self.pid, violations.join("\n"));
+        }
     }
 }
 

@@ -4,11 +4,15 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU8, AtomicUsize};
+
 use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 use jni_sys::jlong;
 
+pub mod steps;
+
 use super::GlobalRef;
+use super::lock_order::{Ranked, STEP_SWITCH};
 use crate::events::filter::Request;
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::jvmtiEvent;
@@ -126,27 +130,27 @@ pub struct EngineState {
     /// Serializes every change to the JVMTI state behind requests ([`crate::events::setup`]).
     pub setup: Mutex<()>,
     /// The global mode last applied to each event ([`crate::events::modes`]).
-    pub applied_modes: Mutex<HashMap<jvmtiEvent, bool>>,
+    pub applied_modes: Ranked<HashMap<jvmtiEvent, bool>>,
     /// Set breakpoints: (method, code index) → how many users ([`crate::events::breakpoints`]).
-    pub breakpoints: Mutex<HashMap<(usize, i64), u32>>,
+    pub breakpoints: Ranked<HashMap<(usize, i64), u32>>,
     /// Set field watches → users ([`crate::events::breakpoints`]).
-    pub watches: Mutex<HashMap<WatchKey, WatchEntry>>,
+    pub watches: Ranked<HashMap<WatchKey, WatchEntry>>,
     /// Request ID → what it installed ([`crate::events::install`]); changed under `setup`.
-    pub installed: Mutex<HashMap<i32, Installed>>,
+    pub installed: Ranked<HashMap<i32, Installed>>,
     /// Field IDs named by watchpoint requests → their `jfieldID`s, for the `FieldOnly` filter
     /// (read by event threads; [`crate::events::install`]). Entries stay: field IDs are never reused.
-    pub watched_fields: Mutex<HashMap<u64, usize>>,
+    pub watched_fields: Ranked<HashMap<u64, usize>>,
     /// Whether a method has line numbers ([`crate::step`]; methods keep their IDs for the VM's life).
-    pub has_lines: Mutex<HashMap<usize, bool>>,
+    pub has_lines: Ranked<HashMap<usize, bool>>,
     /// The stratum set by `VirtualMachine.SetDefaultStratum` ([`crate::sde`]; `None`: each
     /// class's own default).
-    pub default_stratum: Mutex<Option<String>>,
+    pub default_stratum: Ranked<Option<String>>,
     /// Tags of freed classes, queued by `ObjectFree` ([`crate::events::unload`]).
-    pub freed: Mutex<Vec<jlong>>,
+    pub freed: Ranked<Vec<jlong>>,
     /// Class unload tracking ([`crate::events::unload`]).
     pub unloads: Unloads,
     /// Method entry tracking ([`crate::events::entry`]).
-    pub entry: Mutex<EntryState>,
+    pub entry: Ranked<EntryState>,
     /// [`EntryState::mode`] as a number, read without the lock by every method entry callback.
     pub entry_mode: AtomicU8,
     /// The frame popper, made on the first `PopFrames` ([`crate::frame_pop`]).
@@ -155,9 +159,13 @@ pub struct EngineState {
     pub resume_guard: ResumeGuard,
     /// HotSpot's single-stepping switch ([`crate::step::switch`]); held across the JVMTI call that
     /// flips the keeper, never taken under another engine lock.
-    pub step_switch: Mutex<Switch>,
+    pub step_switch: Ranked<Switch, STEP_SWITCH>,
     /// The thread that keeps single-stepping on between steps ([`crate::step::switch`]).
     pub step_keeper: OnceLock<GlobalRef>,
     /// Looked up on first use (`commands::module_reference`).
     pub module_methods: OnceLock<ModuleMethods>,
+    /// Every thread's step ([`crate::step`]); a leaf, never held across a VM call.
+    pub steps: Ranked<steps::Steps>,
+    /// How many threads step: callbacks skip the step table when none does ([`crate::step`]).
+    pub steps_active: AtomicUsize,
 }

@@ -15,14 +15,14 @@ use jdwp_protocol::commands as c;
 /// for before sending vendor commands). JVMTI knows only the properties the VM defines, not
 /// `java.version`, which the class library sets: that one is read as the program reads it, once.
 pub fn version(agent: &Agent, _: Version) -> Result<VersionReply, ErrorCode> {
-    // Static: the VM's version, read once.
-    static JAVA_VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    // The VM's version, read once.
+    let java_version = &agent.memo.java_version;
     let prop = |name: &str| agent.jvmti.get_system_property(name).unwrap_or_default();
     let vm_name = prop("java.vm.name");
-    let vm_version = match JAVA_VERSION.get() {
+    let vm_version = match java_version.get() {
         Some(v) => v.clone(),
         None => match live_property(agent, "java.version").filter(|v| !v.is_empty()) {
-            Some(v) => JAVA_VERSION.get_or_init(|| v).clone(),
+            Some(v) => java_version.get_or_init(|| v).clone(),
             None => prop("java.version"),
         },
     };

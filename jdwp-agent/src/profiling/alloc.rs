@@ -26,12 +26,13 @@
 //! rules of `agent.rs`). `ObjectFree` may run inside a collection: it only takes the same lock.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Mutex, OnceLock};
 
 use jdwp_protocol::ErrorCode;
 use jni_sys::{JNIEnv, jclass, jobject};
 
+use crate::agent::lock_order::Ranked;
 use crate::agent::{Agent, lock};
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jlocation, jlong, jthread, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
@@ -131,24 +132,40 @@ struct State {
     table: AllocTable,
 }
 
-// Static for now (issue #20): reached from the sampler's own JVMTI callbacks; could move under the agent.
-static STATE: Mutex<Option<State>> = Mutex::new(None);
-// Static: the sampler's own JVMTI environment, made in Agent_OnLoad before the Agent exists.
-/// The sampler's environment, created at the first `AllocStart` and kept for the VM's life.
-static ENV: OnceLock<Jvmti> = OnceLock::new();
-// Static: read by the sampling callback (see STATE).
-/// Tags for sampled objects (in the sampler's environment only), never reused.
-static NEXT_TAG: AtomicI64 = AtomicI64::new(1);
+/// What the agent keeps for the sampler (`agent.profilers.alloc`), reached from the sampler's
+/// own JVMTI callbacks too.
+struct Sampler {
+    /// A leaf lock, never held across a VM call.
+    state: Ranked<State>,
+    /// The sampler's environment, created at the first `AllocStart` and kept for the VM's life.
+    env: OnceLock<Jvmti>,
+    /// Tags for sampled objects (in the sampler's environment only), never reused; 0 is no tag.
+    next_tag: AtomicI64,
+}
 
+impl Default for Sampler {
+    fn default() -> Sampler {
+        Sampler { state: Ranked::new(State::default()), env: OnceLock::new(), next_tag: AtomicI64::new(1) }
+    }
+}
+
+fn sampler() -> Option<&'static Sampler> {
+    crate::agent::agent()?.profilers.alloc.get_or_init(Sampler::default)
+}
+
+/// Runs `f` on the sampler's state (on an empty one before the agent exists).
 fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> T {
-    let mut guard = lock(&STATE);
-    f(guard.get_or_insert_with(State::default))
+    match sampler() {
+        Some(sampler) => f(&mut lock(&sampler.state)),
+        None => f(&mut State::default()),
+    }
 }
 
 /// The sampler's environment, with its callbacks and `ObjectFree` on (see the module doc).
 fn env(agent: &Agent) -> Result<Jvmti, ErrorCode> {
     // Only the transport thread starts sampling, so the environment is never created twice.
-    if let Some(&env) = ENV.get() {
+    let made = &sampler().ok_or(ErrorCode::INTERNAL)?.env;
+    if let Some(&env) = made.get() {
         return Ok(env);
     }
     let env = agent.vm.get_jvmti(sys::JVMTI_VERSION_11)?;
@@ -174,7 +191,7 @@ fn env(agent: &Agent) -> Result<Jvmti, ErrorCode> {
         let _ = unsafe { env.dispose_environment() };
         return Err(e);
     }
-    let _ = ENV.set(env);
+    let _ = made.set(env);
     Ok(env)
 }
 
@@ -204,7 +221,7 @@ pub fn start(agent: &Agent, interval: i32, max_depth: i32) -> Result<(), ErrorCo
 /// Stops sampling; freed objects are still counted until the report is reset.
 pub fn stop() -> Result<(), ErrorCode> {
     with_state(|s| s.running = false);
-    if let Some(env) = ENV.get() {
+    if let Some(env) = sampler().and_then(|s| s.env.get()) {
         env.set_event_notification_mode(false, sys::JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, std::ptr::null_mut())?;
     }
     Ok(())
@@ -239,6 +256,7 @@ unsafe extern "system" fn on_sampled_alloc(
     crate::guard((), || {
         // SAFETY: the VM calls back with the live environment the callbacks were set on.
         let Some(env) = (unsafe { Jvmti::from_raw(jvmti_env) }) else { return };
+        let Some(sampler) = sampler() else { return };
         let (run, running, max_depth, interval) = with_state(|s| (s.run, s.running, s.max_depth, s.interval));
         if !running {
             return;
@@ -248,7 +266,7 @@ unsafe extern "system" fn on_sampled_alloc(
             Err(_) => Vec::new(),
         };
         let class_signature = env.get_class_signature(object_klass).map(|s| s.0).unwrap_or_else(|_| "L?;".into());
-        let tag = NEXT_TAG.fetch_add(1, Ordering::Relaxed);
+        let tag = sampler.next_tag.fetch_add(1, Ordering::Relaxed);
         let tracked = env.set_tag(object, tag).is_ok();
         with_state(|s| {
             // Sampling may have been restarted meanwhile: the sample belongs to the old run.

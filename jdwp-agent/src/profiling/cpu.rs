@@ -155,7 +155,7 @@ impl CpuSampler {
         }
         // Class load events on (AsyncGetCallTrace requires them) and method IDs for every class,
         // the ones loaded from now on through the profiling environment's ClassPrepare callback.
-        CLASS_EVENTS_WANTED.store(true, std::sync::atomic::Ordering::Release);
+        profiler.class_events_wanted.store(true, std::sync::atomic::Ordering::Release);
         let events = [sys::JVMTI_EVENT_CLASS_LOAD, sys::JVMTI_EVENT_CLASS_PREPARE];
         if events.iter().any(|&e| profiler.env.set_event_notification_mode(true, e, std::ptr::null_mut()).is_err()) {
             stop_class_events();
@@ -443,14 +443,9 @@ fn thread_env(jni: Jni, thread: jthread, eetop: jfieldID, offset: isize) -> usiz
     if address == 0 { 0 } else { (address + offset) as usize }
 }
 
-// Static: read by the profiler environment's ClassLoad/ClassPrepare callbacks.
-/// Whether signal sampling needs the profiling environment's class events (read by its
-/// `ClassPrepare` callback).
-static CLASS_EVENTS_WANTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
 fn stop_class_events() {
-    CLASS_EVENTS_WANTED.store(false, std::sync::atomic::Ordering::Release);
     if let Ok(profiler) = super::profiler() {
+        profiler.class_events_wanted.store(false, std::sync::atomic::Ordering::Release);
         for event in [sys::JVMTI_EVENT_CLASS_PREPARE, sys::JVMTI_EVENT_CLASS_LOAD] {
             let _ = profiler.env.set_event_notification_mode(false, event, std::ptr::null_mut());
         }
@@ -476,7 +471,7 @@ pub(super) unsafe extern "system" fn on_class_prepare(
     class: jclass,
 ) {
     crate::guard((), || {
-        if CLASS_EVENTS_WANTED.load(std::sync::atomic::Ordering::Acquire)
+        if super::profiler().is_ok_and(|p| p.class_events_wanted.load(std::sync::atomic::Ordering::Acquire))
             // SAFETY: the VM calls back with the environment the callbacks were set on.
             && let Some(env) = unsafe { Jvmti::from_raw(jvmti_env) }
         {

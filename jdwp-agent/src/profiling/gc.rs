@@ -31,11 +31,10 @@ pub struct GcWatch {
     last_pause: AtomicI64,
 }
 
-/// Nanoseconds since the agent's clock origin (its first use).
+/// Nanoseconds since the agent's clock origin (its first use; 0 before the agent exists).
 pub fn nanos() -> i64 {
-    // Static: a process-wide clock origin for GC timestamps.
-    static ORIGIN: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    let origin = *ORIGIN.get_or_init(Instant::now);
+    let Some(agent) = crate::agent::agent() else { return 0 };
+    let origin = *agent.memo.gc_origin.get_or_init(Instant::now);
     i64::try_from(origin.elapsed().as_nanos()).unwrap_or(i64::MAX)
 }
 

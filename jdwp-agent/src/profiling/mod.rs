@@ -30,14 +30,14 @@ pub mod stacks;
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use jdwp_protocol::ErrorCode;
 use jni_sys::JNIEnv;
 
+use crate::agent::lock_order::{PROFILER, Ranked};
 use crate::agent::{Agent, agent, lock};
-use crate::jni::{JavaVm, Jni};
+use crate::jni::Jni;
 use crate::jvmti::Jvmti;
 use crate::jvmti::RawMonitor;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
@@ -51,23 +51,25 @@ pub struct Profiler {
     /// Wakes the profiler thread (GC callbacks, new work); guards [`Profiler::woken`].
     wake: RawMonitor,
     woken: AtomicBool,
-    thread_started: Mutex<bool>,
-    pub cpu: Mutex<cpu::CpuSampler>,
+    thread_started: Ranked<bool, PROFILER>,
+    pub cpu: Ranked<cpu::CpuSampler, PROFILER>,
     pub gc: gc::GcWatch,
     pub events: events::EventStream,
+    /// Whether signal sampling needs the profiling environment's class events (read by its
+    /// `ClassLoad`/`ClassPrepare` callbacks).
+    pub class_events_wanted: AtomicBool,
 }
 
-// Static: made in Agent_OnLoad before the Agent exists (its own JVMTI environment); reached from its callbacks.
-static PROFILER: OnceLock<Profiler> = OnceLock::new();
-
-/// The profiler, if `Agent_OnLoad` could create its environment.
+/// The profiler (`agent.profilers.profiler`), if `Agent_OnLoad` could create its environment.
+/// Reached from the profiling environment's callbacks too, which get no agent.
 pub fn profiler() -> Result<&'static Profiler, ErrorCode> {
-    PROFILER.get().ok_or(ErrorCode::NOT_IMPLEMENTED)
+    crate::agent::agent().and_then(|agent| agent.profilers.profiler.get()).ok_or(ErrorCode::NOT_IMPLEMENTED)
 }
 
 /// Creates the profiling environment (in `Agent_OnLoad`, where every capability can still be had).
 /// A VM that refuses one leaves the profiler out; the debugger works without it.
-pub(crate) fn on_load(vm: JavaVm) {
+pub(crate) fn on_load(agent: &Agent) {
+    let vm = agent.vm;
     let result = (|| -> Result<Profiler, crate::jvmti::JvmtiError> {
         let env = vm.get_jvmti(sys::JVMTI_VERSION_11).map_err(|_| crate::jvmti::JvmtiError::INTERNAL)?;
         let mut wanted = jvmtiCapabilities::default();
@@ -88,15 +90,16 @@ pub(crate) fn on_load(vm: JavaVm) {
             caps,
             wake,
             woken: AtomicBool::new(false),
-            thread_started: Mutex::new(false),
-            cpu: Mutex::new(cpu::CpuSampler::default()),
+            thread_started: Ranked::new(false),
+            cpu: Ranked::new(cpu::CpuSampler::default()),
             gc: gc::GcWatch::default(),
             events: events::EventStream::default(),
+            class_events_wanted: AtomicBool::new(false),
         })
     })();
     match result {
         Ok(profiler) => {
-            let _ = PROFILER.set(profiler);
+            agent.profilers.profiler.set(profiler);
         }
         Err(e) => tracing::warn!(error = %e, "no profiling environment; the Profiler command set is unavailable"),
     }

@@ -18,7 +18,6 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
@@ -26,6 +25,7 @@ use jdwp_protocol::ErrorCode;
 use jni_sys::{JNIEnv, jobject};
 
 use super::alloc::RawStack;
+use crate::agent::lock_order::Ranked;
 use crate::agent::{Agent, lock};
 use crate::jni::Jni;
 use crate::jvmti::Jvmti;
@@ -134,17 +134,33 @@ struct State {
     live: Vec<LiveContention>,
 }
 
-// Static for now (issue #20): reached from the monitor profiler's callbacks; could move under the agent.
-static STATE: Mutex<Option<State>> = Mutex::new(None);
-// Static: read by the monitor callbacks (see STATE).
-/// Whether a debugger subscribed to the live `MonitorContended` event.
-static LIVE_WANTED: AtomicBool = AtomicBool::new(false);
+/// What the agent keeps for monitor profiling (`agent.profilers.monitors`), reached from the
+/// monitor callbacks too.
+#[derive(Default)]
+struct Monitors {
+    /// A leaf lock, never held across a VM call.
+    state: Ranked<State>,
+    /// Whether a debugger subscribed to the live `MonitorContended` event.
+    live_wanted: AtomicBool,
+}
+
+fn monitors() -> Option<&'static Monitors> {
+    crate::agent::agent()?.profilers.monitors.get_or_init(Monitors::default)
+}
+
+/// Whether a debugger subscribed to the live event (no, before the agent exists).
+fn live_wanted() -> bool {
+    monitors().is_some_and(|m| m.live_wanted.load(Ordering::Acquire))
+}
 /// Live events queued at most (a debugger that subscribes but never reads loses the oldest).
 const LIVE_QUEUE_MAX: usize = 10_000;
 
+/// Runs `f` on the profiler's state (on an empty one before the agent exists).
 fn with_state<T>(f: impl FnOnce(&mut State) -> T) -> T {
-    let mut guard = lock(&STATE);
-    f(guard.get_or_insert_with(State::default))
+    match monitors() {
+        Some(monitors) => f(&mut lock(&monitors.state)),
+        None => f(&mut State::default()),
+    }
 }
 
 /// What the blocked thread noted at enter.
@@ -184,7 +200,7 @@ fn env(agent: &Agent) -> Result<Jvmti, ErrorCode> {
 
 /// Enables the events exactly while recording or subscribed.
 fn sync_events(env: Jvmti) -> Result<(), ErrorCode> {
-    let wanted = with_state(|s| s.recording) || LIVE_WANTED.load(Ordering::Acquire);
+    let wanted = with_state(|s| s.recording) || live_wanted();
     for event in [sys::JVMTI_EVENT_MONITOR_CONTENDED_ENTER, sys::JVMTI_EVENT_MONITOR_CONTENDED_ENTERED] {
         env.set_event_notification_mode(wanted, event, std::ptr::null_mut())?;
     }
@@ -220,7 +236,9 @@ pub fn stop() -> Result<(), ErrorCode> {
 
 /// Turns the live event on or off (prof1's event stream calls this on (un)subscription).
 pub fn set_live(agent: &Agent, wanted: bool) -> Result<(), ErrorCode> {
-    LIVE_WANTED.store(wanted, Ordering::Release);
+    if let Some(monitors) = monitors() {
+        monitors.live_wanted.store(wanted, Ordering::Release);
+    }
     if !wanted {
         with_state(|s| s.live.clear());
     }
@@ -328,7 +346,7 @@ unsafe extern "system" fn on_contended_enter(
             return;
         };
         let (recording, depth) = with_state(|s| (s.recording, s.max_depth));
-        if !recording && !LIVE_WANTED.load(Ordering::Acquire) {
+        if !recording && !live_wanted() {
             return;
         }
         let depth = if depth == 0 { DEFAULT_MAX_DEPTH } else { depth };
@@ -373,7 +391,7 @@ unsafe extern "system" fn on_contended_entered(
         let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return };
         let Some(pending) = PENDING.with(|p| p.borrow_mut().take()) else { return };
         let blocked_nanos = i64::try_from(pending.start.elapsed().as_nanos()).unwrap_or(i64::MAX);
-        let live = LIVE_WANTED.load(Ordering::Acquire).then(|| LiveContention {
+        let live = live_wanted().then(|| LiveContention {
             thread: weak(jni, thread),
             monitor: weak(jni, object),
             owner: pending.owner.as_ref().map_or(0, |o| weak(jni, jni.new_local_ref(o.0 as jobject))),
@@ -402,7 +420,7 @@ unsafe extern "system" fn on_contended_entered(
             }
         });
         delete_weak_refs(jni, unused.into_iter());
-        if LIVE_WANTED.load(Ordering::Acquire)
+        if live_wanted()
             && let Ok(profiler) = super::profiler()
         {
             profiler.wake();

@@ -60,7 +60,7 @@ pub fn stepping_starts(agent: &Agent) {
 
 /// Call after a thread stopped single-stepping.
 pub fn stepping_stopped(agent: &Agent) {
-    let queued = lock(&agent.engine.step_switch).stepping_stopped(crate::step::anyone_single_steps);
+    let queued = lock(&agent.engine.step_switch).stepping_stopped(|| crate::step::anyone_single_steps(agent));
     if let Some(generation) = queued {
         queue_release(agent, generation, Instant::now() + LINGER);
     }
@@ -80,7 +80,7 @@ fn queue_release(agent: &Agent, generation: u64, at: Instant) {
     let queued = agent.helper.get().is_some_and(|helper| {
         helper.spawn_task_at(at, move |agent, _| {
             let mut switch = lock(&agent.engine.step_switch);
-            match switch.due(generation, crate::step::anyone_single_steps()) {
+            match switch.due(generation, crate::step::anyone_single_steps(agent)) {
                 Due::Release => release(agent, &mut switch),
                 Due::Again(generation) => {
                     drop(switch);

@@ -1,0 +1,177 @@
+//! Events as callbacks capture them: owned JNI global references, `jmethodID`s, `jlocation`s.
+//! Their conversion to the protocol's events is [`crate::raw`]'s; the types live here, with the
+//! agent, because the event helper's jobs ([`super::helper::Job`]) carry them.
+
+use jdwp_protocol::Value;
+
+use super::GlobalRef;
+use crate::jni::Jni;
+
+/// A value as a callback captured it.
+#[derive(Debug)]
+pub enum RawValue {
+    Plain(Value),
+    /// A reference (`None`: null), converted to a tagged object ID by the helper.
+    Object(Option<GlobalRef>),
+}
+
+/// An event as a callback captured it: owned global references, raw JVMTI values (methods as
+/// `jmethodID`s, code indexes as `jlocation`s, -1 for native code).
+#[derive(Debug)]
+pub enum RawEvent {
+    VmStart {
+        request_id: i32,
+        thread: GlobalRef,
+    },
+    VmDeath {
+        request_id: i32,
+    },
+    ThreadStart {
+        request_id: i32,
+        thread: GlobalRef,
+    },
+    ThreadDeath {
+        request_id: i32,
+        thread: GlobalRef,
+    },
+    ClassPrepare {
+        request_id: i32,
+        thread: GlobalRef,
+        class: GlobalRef,
+    },
+    ClassUnload {
+        request_id: i32,
+        signature: String,
+    },
+    Breakpoint {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    SingleStep {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MethodEntry {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MethodExit {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MethodExitWithReturnValue {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        value: RawValue,
+    },
+    MonitorContendedEnter {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MonitorContendedEntered {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+    },
+    MonitorWait {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+        timeout: i64,
+    },
+    MonitorWaited {
+        request_id: i32,
+        thread: GlobalRef,
+        object: GlobalRef,
+        method: usize,
+        index: i64,
+        timed_out: bool,
+    },
+    Exception {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        exception: GlobalRef,
+        /// Where it will be caught; `None` if uncaught.
+        catch: Option<(usize, i64)>,
+    },
+    FieldAccess {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        field_class: GlobalRef,
+        field: usize,
+        object: Option<GlobalRef>,
+    },
+    FieldModification {
+        request_id: i32,
+        thread: GlobalRef,
+        method: usize,
+        index: i64,
+        field_class: GlobalRef,
+        field: usize,
+        object: Option<GlobalRef>,
+        value: RawValue,
+    },
+}
+
+impl RawEvent {
+    /// The global references the event owns.
+    pub fn refs(&self) -> Vec<GlobalRef> {
+        let value_ref = |v: &RawValue| match v {
+            RawValue::Object(Some(r)) => Some(*r),
+            _ => None,
+        };
+        match self {
+            RawEvent::VmDeath { .. } | RawEvent::ClassUnload { .. } => vec![],
+            RawEvent::VmStart { thread, .. }
+            | RawEvent::ThreadStart { thread, .. }
+            | RawEvent::ThreadDeath { thread, .. }
+            | RawEvent::Breakpoint { thread, .. }
+            | RawEvent::SingleStep { thread, .. }
+            | RawEvent::MethodEntry { thread, .. }
+            | RawEvent::MethodExit { thread, .. } => vec![*thread],
+            RawEvent::MethodExitWithReturnValue { thread, value, .. } => {
+                std::iter::once(*thread).chain(value_ref(value)).collect()
+            }
+            RawEvent::ClassPrepare { thread, class, .. } => vec![*thread, *class],
+            RawEvent::MonitorContendedEnter { thread, object, .. }
+            | RawEvent::MonitorContendedEntered { thread, object, .. }
+            | RawEvent::MonitorWait { thread, object, .. }
+            | RawEvent::MonitorWaited { thread, object, .. } => vec![*thread, *object],
+            RawEvent::Exception { thread, exception, .. } => vec![*thread, *exception],
+            RawEvent::FieldAccess { thread, field_class, object, .. } => {
+                [Some(*thread), Some(*field_class), *object].into_iter().flatten().collect()
+            }
+            RawEvent::FieldModification { thread, field_class, object, value, .. } => {
+                [Some(*thread), Some(*field_class), *object, value_ref(value)].into_iter().flatten().collect()
+            }
+        }
+    }
+
+    /// Deletes the event's global references (an event dropped without being sent).
+    pub fn release(self, jni: Jni) {
+        for r in self.refs() {
+            jni.delete_global_ref(r.0);
+        }
+    }
+}
