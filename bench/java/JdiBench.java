@@ -167,9 +167,12 @@ public class JdiBench {
             }
             times[r] = (System.nanoTime() - t0) / 1e6;
             frameCount = frames.size();
+            if (r == reps - 1) {
+                // Before the last resume: after it the program may end before a Clear is answered.
+                erm.deleteEventRequest(deep);
+            }
             set.resume();
         }
-        erm.deleteEventRequest(deep);
         double firstMs = times[0];
         java.util.Arrays.sort(times);
         double framesMs = times[times.length / 2];
