@@ -44,6 +44,8 @@ pub struct Config {
     pub interactive: bool,
     /// In scripts: how long a command may wait for the next stop.
     pub timeout: Option<Duration>,
+    /// `-trackallthreads`: learn of every thread's start and end, virtual threads included.
+    pub track_all_threads: bool,
 }
 
 /// Everything a session starts from (the command line's options, as far as a session needs them).
@@ -219,10 +221,15 @@ impl Session {
         let spec = Spec::exception("java.lang.Throwable", false, true);
         self.requests.add_spec(Some(&vm), &self.out, spec).await;
         // To say so when the current thread dies (suspending nothing). Platform threads only, as
-        // jdb: a request for every virtual thread's end costs the VM much (JDK-8295376).
-        let _ = vm
-            .enable_request(&EventRequest::thread_death().platform_threads_only().suspend(jdi::SuspendPolicy::None))
-            .await;
+        // jdb, unless asked to track all: a request for every virtual thread's start or end costs
+        // the VM much (JDK-8295376). Tracking all, thread starts tell of new virtual threads.
+        let none = jdi::SuspendPolicy::None;
+        if self.cfg.track_all_threads {
+            let _ = vm.enable_request(&EventRequest::thread_start().suspend(none)).await;
+            let _ = vm.enable_request(&EventRequest::thread_death().suspend(none)).await;
+        } else {
+            let _ = vm.enable_request(&EventRequest::thread_death().platform_threads_only().suspend(none)).await;
+        }
         self.requests.resolve_all(&vm, &self.out).await;
         if self.sources.wants_class_path() {
             let class_paths = vm.class_paths().await.ok().map(|cp| cp.classpaths);
@@ -237,7 +244,10 @@ impl Session {
     pub(crate) async fn launch_vm(&mut self) -> Result<(), String> {
         let launch = &self.target.launch;
         let main = launch.main.clone().ok_or("Main class and arguments must be specified")?;
-        let mut opts = jdi::LaunchOptions::new(&main).args(launch.args.clone()).timeout(CONNECT_TIMEOUT);
+        let mut opts = jdi::LaunchOptions::new(&main)
+            .args(launch.args.clone())
+            .timeout(CONNECT_TIMEOUT)
+            .include_virtual_threads(self.cfg.track_all_threads);
         if let Some(cp) = &launch.classpath {
             opts = opts.classpath(cp.clone());
         }
