@@ -230,6 +230,11 @@ impl Session {
         } else {
             let _ = vm.enable_request(&EventRequest::thread_death().platform_threads_only().suspend(none)).await;
         }
+        // The virtual threads `AllThreads` lists now (the agent's `includevirtualthreads=y`): as
+        // jdb, asked once; later ones are met through events.
+        for t in vm.all_threads().await.unwrap_or_default() {
+            self.note_thread(Some(t)).await;
+        }
         self.requests.resolve_all(&vm, &self.out).await;
         if self.sources.wants_class_path() {
             let class_paths = vm.class_paths().await.ok().map(|cp| cp.classpaths);
@@ -330,13 +335,8 @@ impl Session {
         }
     }
 
-    /// The virtual threads met that are alive, with the virtual ones `AllThreads` lists (the
-    /// agent's `includevirtualthreads=y`) noted first.
+    /// The virtual threads met that are alive.
     pub(crate) async fn known_virtual_threads(&mut self) -> jdi::Result<Vec<ThreadReference>> {
-        let Some(vm) = self.vm().cloned() else { return Ok(Vec::new()) };
-        for t in vm.all_threads().await? {
-            self.note_thread(Some(t)).await;
-        }
         match self.conn.as_mut() {
             Some(conn) => Ok(conn.virtual_threads.alive().await),
             None => Ok(Vec::new()),
