@@ -92,8 +92,8 @@ async fn a_hidden_class_is_named_with_a_slash_before_its_suffix() {
     s.finish().await;
 }
 
-/// A virtual thread's group is `VirtualThreads`, whose `threads` (JDWP `Children`) never lists
-/// virtual threads; `AllThreads` leaves them out without `includevirtualthreads=y`.
+/// A virtual thread's group is `VirtualThreads`, a child of `system`, whose `threads` (JDWP
+/// `Children`) never lists virtual threads; `AllThreads` leaves them out without `includevirtualthreads=y`.
 #[tokio::test]
 async fn virtual_threads_are_in_their_group_but_not_in_group_or_vm_lists() {
     let test = "virtual_threads_are_in_their_group_but_not_in_group_or_vm_lists";
@@ -106,6 +106,10 @@ async fn virtual_threads_are_in_their_group_but_not_in_group_or_vm_lists() {
     let group = worker.thread_group().await.unwrap().expect("a live thread has a group");
     assert_eq!(group.name().await.unwrap(), "VirtualThreads");
     assert!(!group.threads().await.unwrap().contains(&worker));
+    // A child of `system` (jdb's `threadgroups` lists it there), listed by its parent.
+    let parent = group.parent().await.unwrap().expect("VirtualThreads has a parent");
+    assert_eq!(parent.name().await.unwrap(), "system");
+    assert!(parent.children().await.unwrap().1.contains(&group));
     let all = s.vm.all_threads().await.unwrap();
     assert!(!all.contains(&worker), "AllThreads without includevirtualthreads=y");
     for t in &all {
