@@ -44,6 +44,9 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// `--sample`: debug the bundled sample program (compiled on demand).
     pub sample: bool,
+    /// `-trackallthreads`: as jdb, track virtual threads too (thread starts and deaths of every
+    /// thread; a launched VM's agent gets `includevirtualthreads=y`).
+    pub track_all_threads: bool,
 }
 
 impl Default for Options {
@@ -62,6 +65,7 @@ impl Default for Options {
             no_color: false,
             timeout: None,
             sample: false,
+            track_all_threads: false,
         }
     }
 }
@@ -238,7 +242,8 @@ pub fn parse(args: &[String]) -> Result<Cli, UsageError> {
                 let secs: f64 = v.parse().map_err(|_| usage(format!("--timeout wants seconds, not {v:?}")))?;
                 o.timeout = Some(Duration::try_from_secs_f64(secs).map_err(|_| usage("--timeout wants seconds >= 0"))?);
             }
-            "-tclient" | "-tserver" | "-trackallthreads" => {}
+            "-trackallthreads" => o.track_all_threads = true,
+            "-tclient" | "-tserver" => {}
             "-dbgtrace" => {
                 if args.get(i + 1).is_some_and(|n| n.starts_with(|c: char| c.is_ascii_digit())) {
                     i += 1;

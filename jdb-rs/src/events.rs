@@ -136,6 +136,7 @@ impl Session {
     /// Handles one event set: prints what jdb prints, resumes it unless something stops.
     pub(crate) async fn process_set(&mut self, set: EventSet) -> SetOutcome {
         let Some(vm) = self.vm().cloned() else { return SetOutcome::Ended };
+        self.note_thread(set.thread()).await;
         let policy = set.suspend_policy;
         let mut stop = false;
         let mut died = false;
@@ -160,6 +161,7 @@ impl Session {
                     }
                 }
                 Event::ThreadDeath { thread, .. } if self.position.thread().is_some_and(|c| c.id() == *thread) => {
+                    self.forget_thread(&vm.thread(*thread));
                     let name = vm.thread(*thread).name().await.map(|n| format!("\"{n}\"")).unwrap_or_default();
                     self.position.clear_thread();
                     self.out.event(
@@ -167,6 +169,7 @@ impl Session {
                         record! {"type": "event", "event": "current_thread_died"},
                     );
                 }
+                Event::ThreadDeath { thread, .. } => self.forget_thread(&vm.thread(*thread)),
                 Event::ThreadStart { .. } | Event::ClassUnload { .. } => {}
                 Event::Breakpoint { .. } => {
                     headers.push_str(&self.header("Breakpoint hit: "));

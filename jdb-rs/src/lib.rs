@@ -192,7 +192,7 @@ fn session_config(opts: &Options, interactive: bool) -> SessionConfig {
     SessionConfig {
         target: Target::new(opts.connect.clone(), opts.classpath.clone(), opts.jvm_options.clone(), opts.agent.clone()),
         sourcepath: opts.sourcepath.clone(),
-        config: Config { interactive, timeout: opts.timeout },
+        config: Config { interactive, timeout: opts.timeout, track_all_threads: opts.track_all_threads },
     }
 }
 

@@ -239,6 +239,9 @@ pub struct LaunchOptions {
     pub current_dir: Option<PathBuf>,
     /// Bounds the whole launch: starting, the agent connecting, the handshake and the first reply.
     pub timeout: Duration,
+    /// The agent's `includevirtualthreads=y` (JDI's launching connector argument of the same
+    /// name): `AllThreads` lists virtual threads too. Default: the agent's (`n`).
+    pub include_virtual_threads: bool,
 }
 
 impl LaunchOptions {
@@ -254,7 +257,14 @@ impl LaunchOptions {
             env_remove: Vec::new(),
             current_dir: None,
             timeout: DEFAULT_TIMEOUT,
+            include_virtual_threads: false,
         }
+    }
+
+    /// Tells the agent `includevirtualthreads=y`.
+    pub fn include_virtual_threads(mut self, include: bool) -> Self {
+        self.include_virtual_threads = include;
+        self
     }
 
     pub fn java(mut self, java: impl Into<PathBuf>) -> Self {
@@ -378,7 +388,10 @@ pub struct Launched {
 pub async fn launch(opts: &LaunchOptions) -> Result<Launched> {
     let deadline = Instant::now() + opts.timeout;
     let listener = Listener::bind("127.0.0.1:0").await?;
-    let agent_options = format!("transport=dt_socket,server=n,suspend=y,address={}", listener.local_addr());
+    let mut agent_options = format!("transport=dt_socket,server=n,suspend=y,address={}", listener.local_addr());
+    if opts.include_virtual_threads {
+        agent_options.push_str(",includevirtualthreads=y");
+    }
     let (cmd, command_line) = opts.command(&agent_options);
     tracing::debug!(command = %command_line, "launching a JVM");
     let (process, pipes) = Process::spawn(cmd, command_line.clone())

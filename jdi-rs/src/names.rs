@@ -18,7 +18,7 @@ pub fn signature_of_type_name(name: &str) -> String {
         "float" => "F".to_string(),
         "double" => "D".to_string(),
         "void" => "V".to_string(),
-        class => format!("L{};", class.replace('.', "/")),
+        class => format!("L{};", swap_separators(class)),
     };
     "[".repeat(dims) + &base_sig
 }
@@ -38,11 +38,25 @@ pub fn type_name_of_signature(sig: &str) -> String {
         "D" => "double".to_string(),
         "V" => "void".to_string(),
         _ => match base.strip_prefix('L').and_then(|b| b.strip_suffix(';')) {
-            Some(class) => class.replace('/', "."),
+            Some(class) => swap_separators(class),
             None => return sig.to_string(),
         },
     };
     name + &"[]".repeat(dims)
+}
+
+/// Between a class name and its internal form: `.` and `/` trade places. The one `.` of an
+/// internal form is a hidden class's suffix (`LDemo$$Lambda.0x1c;`), which `Class.getName()` and
+/// JDI show as `Demo$$Lambda/0x1c`.
+fn swap_separators(class: &str) -> String {
+    class
+        .chars()
+        .map(|c| match c {
+            '/' => '.',
+            '.' => '/',
+            c => c,
+        })
+        .collect()
 }
 
 /// Splits a method signature `(ILjava/lang/String;)V` into argument signatures and return signature.
@@ -112,6 +126,9 @@ mod tests {
             ("int", "I"),
             ("int[][]", "[[I"),
             ("Demo$Inner[]", "[LDemo$Inner;"),
+            // A hidden class: JVMTI's signature has a `.` before the suffix, its name a `/`.
+            ("Demo$$Lambda/0x000000002a040438", "LDemo$$Lambda.0x000000002a040438;"),
+            ("java.lang.invoke.LambdaForm$MH/0x1c", "Ljava/lang/invoke/LambdaForm$MH.0x1c;"),
         ] {
             assert_eq!(signature_of_type_name(name), sig);
             assert_eq!(type_name_of_signature(sig), name);

@@ -36,6 +36,8 @@ pub(crate) struct VmInner {
     modules: Mutex<HashMap<ModuleId, Arc<ModuleInfo>>>,
     /// The type each class object stands for (fixed).
     pub(crate) reflected_types: Mutex<HashMap<ClassObjectId, (TypeTag, ReferenceTypeId)>>,
+    /// Whether a thread is virtual (fixed for the thread's life; asked once per thread, as JDI).
+    pub(crate) virtual_threads: Mutex<HashMap<ThreadId, bool>>,
 }
 
 /// `VirtualMachine.Version`.
@@ -85,6 +87,7 @@ impl VirtualMachine {
                 version: OnceCell::new(),
                 modules: Mutex::new(HashMap::new()),
                 reflected_types: Mutex::new(HashMap::new()),
+                virtual_threads: Mutex::new(HashMap::new()),
             }),
         })
     }

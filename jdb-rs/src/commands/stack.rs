@@ -66,17 +66,32 @@ impl Session {
 
     async fn print_thread_group(&mut self, group: ThreadGroupReference) -> jdi::Result<()> {
         let Some(vm) = self.vm().cloned() else { return Ok(()) };
-        let mut rows = Vec::new();
+        let mut listed = Vec::new();
         for g in all_groups(&vm, Some(group.clone())).await? {
             let gname = g.name().await?;
             for t in g.threads().await? {
-                let ty = t.as_object().reference_type().await?.name();
-                let desc = format!("({ty}){}", t.id().0);
-                let name = t.name().await?;
-                let (status, _) = t.status().await?;
-                let bp = t.is_at_breakpoint().await.unwrap_or(false);
-                rows.push((gname.clone(), desc, name, status, bp, t.id().0));
+                listed.push((gname.clone(), t));
             }
+        }
+        // Groups list platform threads only. Listing every group (from the first top-level one),
+        // jdb adds the virtual threads it knows, under their own group.
+        if vm.top_level_thread_groups().await?.first() == Some(&group) {
+            for t in self.known_virtual_threads().await? {
+                let gname = match t.thread_group().await {
+                    Ok(Some(g)) => g.name().await?,
+                    _ => continue,
+                };
+                listed.push((gname, t));
+            }
+        }
+        let mut rows = Vec::new();
+        for (gname, t) in listed {
+            let ty = t.as_object().reference_type().await?.name();
+            let desc = format!("({ty}){}", t.id().0);
+            let name = t.name().await?;
+            let (status, _) = t.status().await?;
+            let bp = t.is_at_breakpoint().await.unwrap_or(false);
+            rows.push((gname, desc, name, status, bp, t.id().0));
         }
         let id_width = rows.iter().map(|r| r.1.chars().count()).max().unwrap_or(0);
         let name_width = rows.iter().map(|r| r.2.chars().count()).max().unwrap_or(0);
@@ -143,8 +158,7 @@ impl Session {
             let from = self.position.frame_index();
             self.dump_stack(&thread, from, pc).await;
         } else if args.eq_ignore_ascii_case("all") {
-            let Some(vm) = self.vm().cloned() else { return };
-            let threads = match vm.all_threads().await {
+            let threads = match self.known_threads().await {
                 Ok(t) => t,
                 Err(e) => return self.out.error(e.to_string()),
             };
@@ -270,8 +284,7 @@ impl Session {
             };
             self.print_thread_locks(&t).await;
         } else if args.eq_ignore_ascii_case("all") {
-            let Some(vm) = self.vm().cloned() else { return };
-            for t in vm.all_threads().await.unwrap_or_default() {
+            for t in self.known_threads().await.unwrap_or_default() {
                 self.print_thread_locks(&t).await;
             }
         } else {

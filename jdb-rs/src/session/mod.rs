@@ -25,6 +25,7 @@ mod position;
 mod requests;
 mod sources;
 mod status;
+mod vthreads;
 
 pub use history::{History, Next};
 pub use monitors::Monitors;
@@ -43,6 +44,8 @@ pub struct Config {
     pub interactive: bool,
     /// In scripts: how long a command may wait for the next stop.
     pub timeout: Option<Duration>,
+    /// `-trackallthreads`: learn of every thread's start and end, virtual threads included.
+    pub track_all_threads: bool,
 }
 
 /// Everything a session starts from (the command line's options, as far as a session needs them).
@@ -71,6 +74,8 @@ pub struct Conn {
     pub launched: bool,
     /// The tasks copying the launched JVM's output.
     pub forwarders: Vec<tokio::task::JoinHandle<()>>,
+    /// The virtual threads met on this connection.
+    pub virtual_threads: vthreads::VirtualThreads,
 }
 
 /// The result of one command line.
@@ -204,12 +209,32 @@ impl Session {
     /// Records a new connection: event queue, standard requests, deferred specs, source path.
     pub(crate) async fn connected(&mut self, vm: VirtualMachine, process: Option<Process>, launched: bool) {
         let events = vm.event_queue().expect("a new VM has its event queue");
-        self.conn = Some(Conn { vm: vm.clone(), events, process, launched, forwarders: Vec::new() });
+        self.conn = Some(Conn {
+            vm: vm.clone(),
+            events,
+            process,
+            launched,
+            forwarders: Vec::new(),
+            virtual_threads: Default::default(),
+        });
         // As jdb does: stop on uncaught exceptions, through an ordinary (ignorable) catch spec.
         let spec = Spec::exception("java.lang.Throwable", false, true);
         self.requests.add_spec(Some(&vm), &self.out, spec).await;
-        // To say so when the current thread dies (suspending nothing).
-        let _ = vm.enable_request(&EventRequest::thread_death().suspend(jdi::SuspendPolicy::None)).await;
+        // To say so when the current thread dies (suspending nothing). Platform threads only, as
+        // jdb, unless asked to track all: a request for every virtual thread's start or end costs
+        // the VM much (JDK-8295376). Tracking all, thread starts tell of new virtual threads.
+        let none = jdi::SuspendPolicy::None;
+        if self.cfg.track_all_threads {
+            let _ = vm.enable_request(&EventRequest::thread_start().suspend(none)).await;
+            let _ = vm.enable_request(&EventRequest::thread_death().suspend(none)).await;
+        } else {
+            let _ = vm.enable_request(&EventRequest::thread_death().platform_threads_only().suspend(none)).await;
+        }
+        // The virtual threads `AllThreads` lists now (the agent's `includevirtualthreads=y`): as
+        // jdb, asked once; later ones are met through events.
+        for t in vm.all_threads().await.unwrap_or_default() {
+            self.note_thread(Some(t)).await;
+        }
         self.requests.resolve_all(&vm, &self.out).await;
         if self.sources.wants_class_path() {
             let class_paths = vm.class_paths().await.ok().map(|cp| cp.classpaths);
@@ -224,7 +249,10 @@ impl Session {
     pub(crate) async fn launch_vm(&mut self) -> Result<(), String> {
         let launch = &self.target.launch;
         let main = launch.main.clone().ok_or("Main class and arguments must be specified")?;
-        let mut opts = jdi::LaunchOptions::new(&main).args(launch.args.clone()).timeout(CONNECT_TIMEOUT);
+        let mut opts = jdi::LaunchOptions::new(&main)
+            .args(launch.args.clone())
+            .timeout(CONNECT_TIMEOUT)
+            .include_virtual_threads(self.cfg.track_all_threads);
         if let Some(cp) = &launch.classpath {
             opts = opts.classpath(cp.clone());
         }
@@ -282,12 +310,50 @@ impl Session {
     }
 
     /// A thread by jdb's id token (`1`, `t@1`, `0x1`).
-    pub(crate) async fn thread_by_token(&self, token: &str) -> Result<ThreadReference, String> {
+    pub(crate) async fn thread_by_token(&mut self, token: &str) -> Result<ThreadReference, String> {
         let invalid = || format!("\"{token}\" is not a valid thread id.");
-        let vm = self.vm().ok_or_else(invalid)?;
+        self.vm().ok_or_else(invalid)?;
         let id = crate::format::java_decode(token.strip_prefix("t@").unwrap_or(token)).ok_or_else(invalid)?;
-        let threads = vm.all_threads().await.map_err(|e| e.to_string())?;
+        let threads = self.known_threads().await.map_err(|e| e.to_string())?;
         threads.into_iter().find(|t| t.id().0 as i64 == id).ok_or_else(invalid)
+    }
+
+    /// Remembers the thread of an event if it is virtual (no command lists virtual threads).
+    pub(crate) async fn note_thread(&mut self, thread: Option<ThreadReference>) {
+        let Some(thread) = thread else { return };
+        if thread.is_virtual().await.unwrap_or(false)
+            && let Some(conn) = self.conn.as_mut()
+        {
+            conn.virtual_threads.note(thread);
+        }
+    }
+
+    /// Forgets a virtual thread that died.
+    pub(crate) fn forget_thread(&mut self, thread: &ThreadReference) {
+        if let Some(conn) = self.conn.as_mut() {
+            conn.virtual_threads.forget(thread);
+        }
+    }
+
+    /// The virtual threads met that are alive.
+    pub(crate) async fn known_virtual_threads(&mut self) -> jdi::Result<Vec<ThreadReference>> {
+        match self.conn.as_mut() {
+            Some(conn) => Ok(conn.virtual_threads.alive().await),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// Every thread jdb knows, as jdb's `where all` walks them: `AllThreads`, then the other
+    /// virtual threads met.
+    pub(crate) async fn known_threads(&mut self) -> jdi::Result<Vec<ThreadReference>> {
+        let Some(vm) = self.vm().cloned() else { return Ok(Vec::new()) };
+        let mut threads = vm.all_threads().await?;
+        for t in self.known_virtual_threads().await? {
+            if !threads.contains(&t) {
+                threads.push(t);
+            }
+        }
+        Ok(threads)
     }
 
     /// Forgets the current thread (the VM was resumed), as jdb's `invalidateAll`.

@@ -80,12 +80,19 @@ impl ThreadReference {
 
     /// Whether the thread is a virtual thread (`Thread.isVirtual()`). Like JDI, asks only a VM
     /// whose JDWP version is 19 or more (`ThreadReference.IsVirtual`); before that no thread is
-    /// virtual, and the JDK's agent would not know the command.
+    /// virtual, and the JDK's agent would not know the command. Asked once per thread (it cannot
+    /// change), as JDI does.
     pub async fn is_virtual(&self) -> Result<bool> {
         if self.vm.version().await?.jdwp_major < 19 {
             return Ok(false);
         }
-        Ok(self.vm.send(&tr::IsVirtual { thread: self.id }).await?.is_virtual)
+        let known = self.vm.inner.virtual_threads.lock().unwrap_or_else(|e| e.into_inner()).get(&self.id).copied();
+        if let Some(is_virtual) = known {
+            return Ok(is_virtual);
+        }
+        let is_virtual = self.vm.send(&tr::IsVirtual { thread: self.id }).await?.is_virtual;
+        self.vm.inner.virtual_threads.lock().unwrap_or_else(|e| e.into_inner()).insert(self.id, is_virtual);
+        Ok(is_virtual)
     }
 
     /// What the thread is doing (running, sleeping, waiting, blocked on a monitor, not started,
