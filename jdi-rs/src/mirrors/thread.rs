@@ -18,6 +18,9 @@ use crate::error::{JdiError, Result};
 use crate::mirrors::{Method, ObjectReference, SourceLocation, Variable};
 use crate::vm::VirtualMachine;
 
+/// How many threads' `IsVirtual` answers the VM handle keeps (see `is_virtual`).
+const IS_VIRTUAL_CACHE_MAX: usize = 1 << 16;
+
 /// A thread of the target VM. Equal mirrors name the same thread.
 #[derive(Clone)]
 pub struct ThreadReference {
@@ -91,7 +94,13 @@ impl ThreadReference {
             return Ok(is_virtual);
         }
         let is_virtual = self.vm.send(&tr::IsVirtual { thread: self.id }).await?.is_virtual;
-        self.vm.inner.virtual_threads.lock().unwrap_or_else(|e| e.into_inner()).insert(self.id, is_virtual);
+        let mut known = self.vm.inner.virtual_threads.lock().unwrap_or_else(|e| e.into_inner());
+        // Only a cache: a program that runs millions of virtual threads must not grow it without
+        // bound, so it starts over when full (a thread forgotten is asked again).
+        if known.len() >= IS_VIRTUAL_CACHE_MAX {
+            known.clear();
+        }
+        known.insert(self.id, is_virtual);
         Ok(is_virtual)
     }
 
