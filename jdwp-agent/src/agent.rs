@@ -757,7 +757,9 @@ impl Agent {
 
     /// A frame ID: the thread's resume epoch and the depth, so a frame goes stale when its thread runs.
     pub fn frame_id(&self, thread: ThreadId, depth: i32) -> FrameId {
-        let epoch = lock(&self.frame_epochs).get(&thread).copied().unwrap_or(0);
+        // An entry for every thread with frame IDs out, so a resume of all virtual threads (which
+        // cannot be listed) can make theirs stale.
+        let epoch = *lock(&self.frame_epochs).entry(thread).or_insert(0);
         FrameId((u64::from(epoch) << 32) | depth as u32 as u64)
     }
 
@@ -935,6 +937,16 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
         self.batch(threads, false)
     }
 
+    fn frames_stale_except(&self, keep: &[ThreadId]) {
+        // Every thread that was handed a frame has an epoch (see `frame_id`).
+        let mut epochs = lock(&self.agent.frame_epochs);
+        for (t, e) in epochs.iter_mut() {
+            if !keep.contains(t) {
+                *e = e.wrapping_add(1);
+            }
+        }
+    }
+
     fn vm_suspended(&self) {
         self.agent.pin_all_while_suspended(self.jni);
     }
@@ -960,7 +972,6 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
     }
 
     fn resume_all_virtual(&self, except: &[ThreadId]) -> Result<(), ErrorCode> {
-        // (Frame IDs of the virtual threads this runs are not made stale: they are not listed.)
         self.agent.gate.resumed();
         self.with_refs(except, |refs| self.agent.jvmti.resume_all_virtual_threads(refs).map_err(ErrorCode::from))
     }

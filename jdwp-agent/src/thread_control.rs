@@ -58,6 +58,9 @@ pub trait SuspendOps {
     fn resume_all_virtual(&self, _except: &[ThreadId]) -> Result<(), ErrorCode> {
         Ok(())
     }
+    /// Every thread but these ran (or may have run): their frames are stale. Called when
+    /// `ResumeAllVirtualThreads` ran virtual threads the agent cannot list.
+    fn frames_stale_except(&self, _keep: &[ThreadId]) {}
     /// The whole VM went from running to suspended (the first outstanding VM-wide suspension).
     fn vm_suspended(&self) {}
     /// The last VM-wide suspension was undone.
@@ -367,6 +370,9 @@ impl ThreadControl {
         let result = if all {
             self.vm_virtual = false;
             self.lowered = true;
+            let still = except.iter().filter(|t| self.vcounts.get(t).is_some_and(|c| *c > 0));
+            let keep: Vec<ThreadId> = still.chain(self.counts.keys()).copied().collect();
+            ops.frames_stale_except(&keep);
             ops.resume_all_virtual(&except)
         } else if alone.is_empty() {
             Ok(())
@@ -592,6 +598,7 @@ mod tests {
         supports_virtual: bool,
         all_virtual: RefCell<bool>,
         not_suspended: RefCell<HashSet<ThreadId>>,
+        stale_kept: RefCell<Vec<Vec<ThreadId>>>,
     }
 
     impl FakeVm {
@@ -664,6 +671,11 @@ mod tests {
         }
         fn supports_virtual_threads(&self) -> bool {
             self.supports_virtual
+        }
+        fn frames_stale_except(&self, keep: &[ThreadId]) {
+            let mut keep = keep.to_vec();
+            keep.sort_by_key(|t| t.0);
+            self.stale_kept.borrow_mut().push(keep);
         }
         fn suspend_all_virtual(&self, except: &[ThreadId]) -> Result<(), ErrorCode> {
             assert!(self.supports_virtual, "no such function before JVMTI 21");
@@ -772,7 +784,10 @@ mod tests {
         tc.resume_all(&vm);
         assert_eq!((tc.suspend_count_of(a, true), tc.suspend_count_of(b, true)), (2, 0));
         assert_in_step(&vm, &tc);
+        assert!(vm.stale_kept.borrow().is_empty(), "no virtual thread it cannot list ran yet");
         tc.resume_all(&vm);
+        // The unlisted virtual threads ran: every frame is stale but those of a, still suspended.
+        assert_eq!(*vm.stale_kept.borrow(), [vec![a]]);
         assert_eq!((tc.suspend_count_of(a, true), tc.suspend_count_of(c, true)), (1, 0));
         assert!(vm.is_suspended(a));
         assert_in_step(&vm, &tc);
