@@ -201,6 +201,11 @@ pub fn force_early_return(agent: &Agent, cmd: ForceEarlyReturn) -> Result<ForceE
     if agent.jvmti.is_method_native(method)? {
         return Err(ErrorCode::OPAQUE_FRAME);
     }
+    // A virtual thread not running on a carrier (parked, sleeping, waiting: unmounted) has no
+    // frame JVMTI can force: `OPAQUE_FRAME` before any type check, as JDK 25's agent answers.
+    if jni.is_virtual_thread(t) && agent.jvmti.get_thread_state(t)? & JVMTI_THREAD_STATE_RUNNABLE == 0 {
+        return Err(ErrorCode::OPAQUE_FRAME);
+    }
     let signature = agent.jvmti.get_method_name(method)?.signature;
     let returns = signature.rsplit_once(')').map(|(_, r)| r).ok_or(ErrorCode::INVALID_METHODID)?;
     let declaring = agent.jvmti.get_method_declaring_class(method)?;
