@@ -174,6 +174,11 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
     );
     s.send(&tr::Suspend { thread: vt }).unwrap();
     note("parked, suspended alone: seen", format!("{:?}", seen(&mut s, vt)));
+    let methods = frame_methods(&mut s, vt);
+    note(
+        "suspended alone: frames include the lambda",
+        format!("{:?}", methods.map(|m| m.iter().any(|n| n.starts_with("lambda$main")))),
+    );
     s.send(&vm::Suspend {}).unwrap();
     note("and VM suspended: seen", format!("{:?}", seen(&mut s, vt)));
     note("and VM suspended: main", format!("{:?}", seen(&mut s, main)));
