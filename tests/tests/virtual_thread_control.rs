@@ -126,6 +126,38 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
         format!("{:?}", code(s.send(&tr::CurrentContendedMonitor { thread: vt })).map(|r| r.monitor.id.0 == 0)),
     );
 
+    let set = code(s.send(&sf::SetValues {
+        thread: vt,
+        frame: top,
+        slot_values: vec![sf::SlotValue { slot: 0, slot_value: Value::Int(5) }],
+    }));
+    note("at breakpoint: set n", format!("{:?}", set.map(drop)));
+    let n = code(s.send(&sf::GetValues {
+        thread: vt,
+        frame: top,
+        slots: vec![SlotRequest { slot: 0, sig_byte: Tag::Int }],
+    }));
+    note("at breakpoint: n after set", format!("{:?}", n.map(|r| r.values)));
+    let work =
+        s.send(&rt::Methods { ref_type: class }).unwrap().declared.into_iter().find(|m| m.name == "work").unwrap();
+    let invoked = code(s.send(&jdwp_protocol::commands::class_type::InvokeMethod {
+        clazz: class.into(),
+        thread: vt,
+        method_id: work.method_id,
+        arguments: vec![Value::Int(0)],
+        options: 0,
+    }));
+    note("at breakpoint: invoke work(0)", format!("{:?}", invoked.map(|r| (r.return_value, r.exception.id.0 == 0))));
+    note("after invoke: seen", format!("{:?}", seen(&mut s, vt)));
+    let invoked = code(s.send(&jdwp_protocol::commands::class_type::InvokeMethod {
+        clazz: class.into(),
+        thread: vt,
+        method_id: work.method_id,
+        arguments: vec![Value::Int(0)],
+        options: 1, // INVOKE_SINGLE_THREADED
+    }));
+    note("single-threaded invoke work(0)", format!("{:?}", invoked.map(|r| (r.return_value, r.exception.id.0 == 0))));
+    note("after single-threaded invoke: seen", format!("{:?}", seen(&mut s, vt)));
     note(
         "at breakpoint: monitors with depths",
         format!("{:?}", code(s.send(&tr::OwnedMonitorsStackDepthInfo { thread: vt })).map(|r| r.owned.len())),
