@@ -188,6 +188,13 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
         format!("{:?}", code(s.send(&tr::ForceEarlyReturn { thread: vt, value: Value::Void })).map(drop)),
     );
     note("parked: pop frames", format!("{:?}", code(s.send(&sf::PopFrames { thread: vt, frame: top })).map(drop)));
+    let field = s.send(&rt::Fields { ref_type: class }).unwrap().declared.into_iter().find(|f| f.name == "stopper");
+    let stopper =
+        match s.send(&rt::GetValues { ref_type: class, fields: vec![field.unwrap().field_id] }).unwrap().values[0] {
+            Value::Object(_, id) => jdwp_protocol::ObjectId(id.0),
+            ref other => panic!("{other:?}"),
+        };
+    note("parked: stop", format!("{:?}", code(s.send(&tr::Stop { thread: vt, throwable: stopper })).map(drop)));
     note(
         "parked: contended monitor",
         format!("{:?}", code(s.send(&tr::CurrentContendedMonitor { thread: vt })).map(|r| r.monitor.id.0 == 0)),
@@ -199,6 +206,7 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
         "not suspended: force early return",
         format!("{:?}", code(s.send(&tr::ForceEarlyReturn { thread: vt, value: Value::Void })).map(drop)),
     );
+    note("not suspended: stop", format!("{:?}", code(s.send(&tr::Stop { thread: vt, throwable: stopper })).map(drop)));
     note("not suspended: owned monitors", format!("{:?}", code(s.send(&tr::OwnedMonitors { thread: vt })).map(drop)));
     note(
         "not suspended: contended monitor",
