@@ -788,7 +788,9 @@ impl Agent {
 
     /// A frame ID: the thread's resume epoch and the depth, so a frame goes stale when its thread runs.
     pub fn frame_id(&self, thread: ThreadId, depth: i32) -> FrameId {
-        let epoch = lock(&self.frame_epochs).get(&thread).copied().unwrap_or(0);
+        // An entry for every thread with frame IDs out, so a resume of all virtual threads (which
+        // cannot be listed) can make theirs stale.
+        let epoch = *lock(&self.frame_epochs).entry(thread).or_insert(0);
         FrameId((u64::from(epoch) << 32) | depth as u32 as u64)
     }
 
@@ -969,6 +971,16 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
         self.batch(threads, false)
     }
 
+    fn frames_stale_except(&self, keep: &[ThreadId]) {
+        // Every thread that was handed a frame has an epoch (see `frame_id`).
+        let mut epochs = lock(&self.agent.frame_epochs);
+        for (t, e) in epochs.iter_mut() {
+            if !keep.contains(t) {
+                *e = e.wrapping_add(1);
+            }
+        }
+    }
+
     fn vm_suspended(&self) {
         self.agent.pin_all_while_suspended(self.jni);
     }
@@ -980,9 +992,53 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
     fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode> {
         self.agent.live_thread_ids(self.jni)
     }
+
+    fn is_virtual(&self, thread: ThreadId) -> bool {
+        self.supports_virtual_threads() && self.virtual_thread(thread)
+    }
+
+    fn supports_virtual_threads(&self) -> bool {
+        self.agent.jvmti.get_capabilities().is_ok_and(|c| c.can_support_virtual_threads())
+    }
+
+    fn suspend_all_virtual(&self, except: &[ThreadId]) -> Result<(), ErrorCode> {
+        self.with_refs(except, |refs| self.agent.jvmti.suspend_all_virtual_threads(refs).map_err(ErrorCode::from))
+    }
+
+    fn resume_all_virtual(&self, except: &[ThreadId]) -> Result<(), ErrorCode> {
+        self.agent.gate.resumed();
+        self.with_refs(except, |refs| self.agent.jvmti.resume_all_virtual_threads(refs).map_err(ErrorCode::from))
+    }
 }
 
 impl JvmtiSuspend<'_> {
+    /// Whether the thread is virtual (JNI `IsVirtualThread`).
+    fn virtual_thread(&self, thread: ThreadId) -> bool {
+        self.with_refs(&[thread], |refs| Ok(self.jni.is_virtual_thread(refs[0]))).unwrap_or(false)
+    }
+
+    /// Calls `f` with the threads' references (those still alive; `INVALID_THREAD` if none of a
+    /// non-empty list is).
+    fn with_refs<T>(
+        &self,
+        threads: &[ThreadId],
+        f: impl FnOnce(&[jthread]) -> Result<T, ErrorCode>,
+    ) -> Result<T, ErrorCode> {
+        let mut refs = Vec::with_capacity(threads.len());
+        let mut owned = Vec::new();
+        for (r, is_owned) in self.agent.thread_refs(self.jni, threads).into_iter().flatten() {
+            refs.push(r);
+            if is_owned {
+                owned.push(r);
+            }
+        }
+        let result = if refs.is_empty() && !threads.is_empty() { Err(ErrorCode::INVALID_THREAD) } else { f(&refs) };
+        for r in owned {
+            self.jni.delete_local_ref(r);
+        }
+        result
+    }
+
     fn batch(&self, threads: &[ThreadId], suspend: bool) -> Vec<Result<(), ErrorCode>> {
         let mut refs = Vec::with_capacity(threads.len());
         let mut owned = Vec::new();

@@ -10,6 +10,16 @@
 //! How a thread is actually suspended is behind [`SuspendOps`], so these rules are unit-tested with a
 //! fake and used with JVMTI in the agent.
 //!
+//! Virtual threads (JVMTI 21+ with `can_support_virtual_threads`) are threads with IDs like any
+//! other, suspended and resumed one by one with the same JVMTI calls, mounted or not. But JVMTI
+//! cannot list them, so a VM-wide suspension also calls `SuspendAllVirtualThreads` (and its resume
+//! `ResumeAllVirtualThreads`), which reaches every virtual thread, including ones the agent has
+//! never seen and ones that start meanwhile. A virtual thread with no count of its own therefore
+//! has the VM-wide count; only virtual threads whose count differs (suspended or resumed alone,
+//! an event's thread) are kept, and they are the exception lists of those calls, so every
+//! per-thread count stays exact. On JDK 17 nothing of this happens: every thread is a platform
+//! thread.
+//!
 //! [`Threads`] shares the counts between threads and lets an application thread wait until the
 //! debugger has resumed a thread (see [`Threads::wait_while_suspended`], used by
 //! [`crate::app_resume`]).
@@ -29,6 +39,28 @@ pub trait SuspendOps {
     fn resume(&self, threads: &[ThreadId]) -> Vec<Result<(), ErrorCode>>;
     /// The live application threads (agent threads excluded).
     fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode>;
+    /// Whether `thread` is a virtual thread the VM can suspend (false where the runtime has no
+    /// virtual threads or the agent lacks the capability).
+    fn is_virtual(&self, _thread: ThreadId) -> bool {
+        false
+    }
+    /// Whether the VM suspends virtual threads (JVMTI 21+ with `can_support_virtual_threads`):
+    /// then [`SuspendOps::suspend_all_virtual`] and [`SuspendOps::resume_all_virtual`] work.
+    fn supports_virtual_threads(&self) -> bool {
+        false
+    }
+    /// Suspends every virtual thread except these (virtual threads only), mounted or not, and
+    /// every one that starts until the matching resume.
+    fn suspend_all_virtual(&self, _except: &[ThreadId]) -> Result<(), ErrorCode> {
+        Ok(())
+    }
+    /// Resumes every suspended virtual thread except these (virtual threads only).
+    fn resume_all_virtual(&self, _except: &[ThreadId]) -> Result<(), ErrorCode> {
+        Ok(())
+    }
+    /// Every thread but these ran (or may have run): their frames are stale. Called when
+    /// `ResumeAllVirtualThreads` ran virtual threads the agent cannot list.
+    fn frames_stale_except(&self, _keep: &[ThreadId]) {}
     /// The whole VM went from running to suspended (the first outstanding VM-wide suspension).
     fn vm_suspended(&self) {}
     /// The last VM-wide suspension was undone.
@@ -44,7 +76,13 @@ fn first_error(results: Vec<Result<(), ErrorCode>>) -> Result<(), ErrorCode> {
 /// Suspend counts of every thread the debugger has suspended, and of the VM as a whole.
 #[derive(Debug, Default)]
 pub struct ThreadControl {
+    /// Platform threads' counts (every thread's where the VM has no virtual threads).
     counts: IdMap<ThreadId, u32>,
+    /// Virtual threads whose count is not the VM-wide one (see the module doc), and the virtual
+    /// threads suspending themselves or suspended by someone else, whatever their count.
+    vcounts: IdMap<ThreadId, u32>,
+    /// The outstanding VM-wide suspension includes every virtual thread (`SuspendAllVirtualThreads`).
+    vm_virtual: bool,
     /// How many `VirtualMachine.Suspend`s (and suspend-all events) are outstanding.
     vm_count: u32,
     /// Threads counted as suspended that were already suspended by someone else when we asked
@@ -61,9 +99,83 @@ pub struct ThreadControl {
 }
 
 impl ThreadControl {
-    /// The debugger-visible suspend count of a thread.
+    /// The debugger-visible suspend count of a thread counted on its own: a platform thread, or a
+    /// virtual thread whose count is not the VM-wide one. See [`ThreadControl::suspend_count_of`].
     pub fn suspend_count(&self, thread: ThreadId) -> u32 {
-        self.counts.get(&thread).copied().unwrap_or(0)
+        self.counts.get(&thread).or_else(|| self.vcounts.get(&thread)).copied().unwrap_or(0)
+    }
+
+    /// The debugger-visible suspend count of any thread: a virtual thread with no count of its
+    /// own has the VM-wide one.
+    pub fn suspend_count_of(&self, thread: ThreadId, is_virtual: bool) -> u32 {
+        match self.counts.get(&thread).or_else(|| self.vcounts.get(&thread)) {
+            Some(count) => *count,
+            None if is_virtual => self.implicit_virtual_count(),
+            None => 0,
+        }
+    }
+
+    /// The count of every virtual thread that has none of its own.
+    fn implicit_virtual_count(&self) -> u32 {
+        if self.vm_virtual { self.vm_count } else { 0 }
+    }
+
+    /// Whether a thread's count is the virtual threads' count of its own (kept in `vcounts`).
+    fn counts_as_virtual(&self, ops: &dyn SuspendOps, thread: ThreadId) -> bool {
+        self.vcounts.contains_key(&thread) || (!self.counts.contains_key(&thread) && ops.is_virtual(thread))
+    }
+
+    /// Sets a virtual thread's own count, or drops it where it is the VM-wide one (and the VM
+    /// state is what that count says: not foreign, not suspending itself).
+    fn set_virtual_count(&mut self, thread: ThreadId, count: u32) {
+        if count == self.implicit_virtual_count()
+            && !self.foreign.contains(&thread)
+            && !self.self_suspending.contains(&thread)
+        {
+            self.vcounts.remove(&thread);
+        } else {
+            self.vcounts.insert(thread, count);
+        }
+    }
+
+    /// Drops every virtual thread's own count that is the VM-wide one.
+    fn normalize_virtual_counts(&mut self) {
+        let implicit = self.implicit_virtual_count();
+        let (foreign, selfs) = (&self.foreign, &self.self_suspending);
+        self.vcounts.retain(|t, c| *c != implicit || foreign.contains(t) || selfs.contains(t));
+    }
+
+    /// `ThreadReference.Suspend` of a virtual thread: JVMTI suspends it mounted or not.
+    fn suspend_virtual(&mut self, ops: &dyn SuspendOps, thread: ThreadId) -> Result<(), ErrorCode> {
+        let count = self.suspend_count_of(thread, true);
+        if count == 0 && !self.self_suspending.contains(&thread) {
+            match ops.suspend(&[thread]).pop().unwrap_or(Ok(())) {
+                Ok(()) | Err(ErrorCode::THREAD_NOT_ALIVE) => {}
+                Err(ErrorCode::THREAD_SUSPENDED) => {
+                    self.foreign.insert(thread);
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        self.set_virtual_count(thread, count + 1);
+        Ok(())
+    }
+
+    /// `ThreadReference.Resume` of a virtual thread.
+    fn resume_virtual(&mut self, ops: &dyn SuspendOps, thread: ThreadId) -> Result<(), ErrorCode> {
+        let count = self.suspend_count_of(thread, true);
+        if count == 0 {
+            return Ok(());
+        }
+        let mut result = Ok(());
+        if count == 1 {
+            self.lowered = true;
+            if !self.foreign.remove(&thread) && !self.self_suspending.contains(&thread) {
+                result = first_error(ops.resume(&[thread]));
+            }
+        }
+        self.set_virtual_count(thread, count - 1);
+        result
     }
 
     /// How many times the whole VM is suspended.
@@ -73,6 +185,9 @@ impl ThreadControl {
 
     /// `ThreadReference.Suspend` (or an event suspending its thread).
     pub fn suspend_thread(&mut self, ops: &dyn SuspendOps, thread: ThreadId) -> Result<(), ErrorCode> {
+        if self.counts_as_virtual(ops, thread) {
+            return self.suspend_virtual(ops, thread);
+        }
         self.suspend_threads(ops, &[thread])
     }
 
@@ -131,6 +246,9 @@ impl ThreadControl {
 
     /// `ThreadReference.Resume`: takes one count off; resuming an unsuspended thread does nothing.
     pub fn resume_thread(&mut self, ops: &dyn SuspendOps, thread: ThreadId) -> Result<(), ErrorCode> {
+        if self.counts_as_virtual(ops, thread) {
+            return self.resume_virtual(ops, thread);
+        }
         self.resume_threads(ops, &[thread])
     }
 
@@ -158,10 +276,50 @@ impl ThreadControl {
     pub fn suspend_all(&mut self, ops: &dyn SuspendOps) -> Result<(), ErrorCode> {
         let threads = ops.live_threads()?;
         self.vm_count += 1;
-        if self.vm_count == 1 {
+        let first = self.vm_count == 1;
+        if first {
             ops.vm_suspended();
         }
-        self.suspend_threads(ops, &threads)
+        let platform = self.suspend_threads(ops, &threads);
+        let virtual_threads = if first && ops.supports_virtual_threads() {
+            self.vm_virtual = true;
+            self.suspend_all_virtual(ops, 0)
+        } else if self.vm_virtual {
+            self.suspend_all_virtual(ops, self.vm_count - 1)
+        } else {
+            Ok(())
+        };
+        platform.and(virtual_threads)
+    }
+
+    /// The virtual threads' part of a VM-wide suspension: every virtual thread one count more.
+    /// `before`: the VM-wide virtual count before it. Those already suspended in the VM, those
+    /// suspending themselves and those suspended by someone else are the exceptions.
+    fn suspend_all_virtual(&mut self, ops: &dyn SuspendOps, before: u32) -> Result<(), ErrorCode> {
+        // Event threads suspending themselves that have no count of their own get one: they are
+        // the exceptions (their own suspension is their event's).
+        let selfs: Vec<ThreadId> = self
+            .self_suspending
+            .iter()
+            .copied()
+            .filter(|t| !self.counts.contains_key(t) && !self.vcounts.contains_key(t) && ops.is_virtual(*t))
+            .collect();
+        for t in selfs {
+            self.vcounts.insert(t, before);
+        }
+        let mut except = Vec::with_capacity(self.vcounts.len());
+        let mut any_running = before == 0;
+        for (t, count) in self.vcounts.iter_mut() {
+            if *count > 0 || self.self_suspending.contains(t) || self.foreign.contains(t) {
+                except.push(*t);
+            } else {
+                any_running = true;
+            }
+            *count += 1;
+        }
+        let result = if any_running { ops.suspend_all_virtual(&except) } else { Ok(()) };
+        self.normalize_virtual_counts();
+        result
     }
 
     /// `VirtualMachine.Resume`: one count off every thread that has one.
@@ -172,19 +330,67 @@ impl ThreadControl {
     /// resume. (A debugger cannot act on such an error anyway: JDI's `VirtualMachine.resume`
     /// throws it as an internal error, after the fact.)
     pub fn resume_all(&mut self, ops: &dyn SuspendOps) {
-        if self.vm_count == 1 {
+        let before = self.vm_count;
+        if before == 1 {
             ops.vm_resumed();
         }
-        self.vm_count = self.vm_count.saturating_sub(1);
+        self.vm_count = before.saturating_sub(1);
         let threads: Vec<ThreadId> = self.counts.keys().copied().collect();
         if let Err(e) = self.resume_threads(ops, &threads) {
             tracing::debug!(%e, "a thread counted suspended was not resumed by the VM");
         }
+        if let Err(e) = self.resume_all_virtual(ops, before) {
+            tracing::debug!(%e, "a virtual thread counted suspended was not resumed by the VM");
+        }
+    }
+
+    /// The virtual threads' part of `VirtualMachine.Resume`: one count off each that has one.
+    /// Where the VM-wide count goes to zero, one `ResumeAllVirtualThreads` runs every virtual
+    /// thread but those that keep a count (and those not ours to resume).
+    fn resume_all_virtual(&mut self, ops: &dyn SuspendOps, before: u32) -> Result<(), ErrorCode> {
+        let all = self.vm_virtual && before == 1;
+        if !all && self.vcounts.is_empty() {
+            return Ok(());
+        }
+        let mut except = Vec::new();
+        let mut alone = Vec::new();
+        for (t, count) in self.vcounts.iter_mut() {
+            let stays = *count != 1 || self.foreign.contains(t) || self.self_suspending.contains(t);
+            if *count == 1 {
+                self.lowered = true;
+                self.foreign.remove(t);
+            }
+            *count = count.saturating_sub(1);
+            if stays {
+                except.push(*t);
+            } else if !all {
+                alone.push(*t);
+            }
+        }
+        let result = if all {
+            self.vm_virtual = false;
+            self.lowered = true;
+            let still = except.iter().filter(|t| self.vcounts.get(t).is_some_and(|c| *c > 0));
+            let keep: Vec<ThreadId> = still.chain(self.counts.keys()).copied().collect();
+            ops.frames_stale_except(&keep);
+            ops.resume_all_virtual(&except)
+        } else if alone.is_empty() {
+            Ok(())
+        } else {
+            first_error(ops.resume(&alone))
+        };
+        if self.vm_count == 0 {
+            self.vm_virtual = false;
+        }
+        self.normalize_virtual_counts();
+        result
     }
 
     /// A thread started: if the VM is suspended, so is the newcomer, as many times.
+    /// (A virtual thread needs nothing: the VM-wide suspension of virtual threads covers it, and
+    /// its count is the VM-wide one.)
     pub fn thread_started(&mut self, ops: &dyn SuspendOps, thread: ThreadId) -> Result<(), ErrorCode> {
-        if self.vm_count == 0 {
+        if self.vm_count == 0 || (self.vm_virtual && ops.is_virtual(thread)) {
             return Ok(());
         }
         self.suspend_thread(ops, thread)?;
@@ -197,6 +403,7 @@ impl ThreadControl {
     /// A thread ended: forget it.
     pub fn thread_ended(&mut self, thread: ThreadId) {
         self.lowered |= self.counts.remove(&thread).is_some();
+        self.lowered |= self.vcounts.remove(&thread).is_some();
         self.foreign.remove(&thread);
     }
 
@@ -205,9 +412,30 @@ impl ThreadControl {
         if self.vm_count > 0 {
             ops.vm_resumed();
         }
+        let all_virtual = self.vm_virtual && self.vm_count > 0;
         self.vm_count = 0;
-        self.lowered |= !self.counts.is_empty();
+        self.vm_virtual = false;
+        self.lowered |= !self.counts.is_empty() || !self.vcounts.is_empty() || all_virtual;
+        let vcounts = std::mem::take(&mut self.vcounts);
         let foreign = std::mem::take(&mut self.foreign);
+        if all_virtual {
+            let except: Vec<ThreadId> = vcounts
+                .keys()
+                .copied()
+                .filter(|t| foreign.contains(t) || self.self_suspending.contains(t))
+                .chain(self.self_suspending.iter().copied().filter(|t| !vcounts.contains_key(t) && ops.is_virtual(*t)))
+                .collect();
+            let _ = ops.resume_all_virtual(&except);
+        } else {
+            let alone: Vec<ThreadId> = vcounts
+                .iter()
+                .filter(|(t, c)| **c > 0 && !foreign.contains(t) && !self.self_suspending.contains(t))
+                .map(|(t, _)| *t)
+                .collect();
+            if !alone.is_empty() {
+                let _ = ops.resume(&alone);
+            }
+        }
         // A self-suspending thread is let go by the helper, which then drops its event.
         let threads: Vec<ThreadId> = self
             .counts
@@ -249,7 +477,11 @@ impl ThreadControl {
         if !self.self_suspending.remove(&thread) {
             return Ok(());
         }
-        let counted = self.suspend_count(thread) > 0;
+        // A virtual thread with no count of its own has the VM-wide one.
+        let counted = self.suspend_count_of(thread, self.counts_as_virtual(ops, thread)) > 0;
+        if let Some(count) = self.vcounts.get(&thread).copied() {
+            self.set_virtual_count(thread, count);
+        }
         first_error(match (counted, suspended_in_vm) {
             (false, true) => ops.resume(&[thread]),
             (true, false) => ops.suspend(&[thread]),
@@ -260,11 +492,15 @@ impl ThreadControl {
     /// A self-suspension that never happened (its event could not be handed over).
     pub fn cancel_self_suspend(&mut self, thread: ThreadId) {
         self.self_suspending.remove(&thread);
+        if let Some(count) = self.vcounts.get(&thread).copied() {
+            self.set_virtual_count(thread, count);
+        }
     }
 
-    /// Threads currently suspended by the debugger.
+    /// Threads with a suspend count of their own (virtual threads with only the VM-wide one are
+    /// not listed).
     pub fn suspended_threads(&self) -> impl Iterator<Item = ThreadId> + '_ {
-        self.counts.keys().copied()
+        self.counts.keys().copied().chain(self.vcounts.iter().filter(|(_, c)| **c > 0).map(|(t, _)| *t))
     }
 
     /// Whether some count went to zero since the last call (and forgets it).
@@ -350,11 +586,48 @@ mod tests {
     use std::collections::HashSet;
 
     /// Records real suspensions; refuses to suspend twice or resume what is not suspended, as JVMTI does.
+    /// Virtual threads (`virtuals`, never listed by `live_threads`) are suspended one by one or
+    /// all at once, as JVMTI 21 does: `all_virtual` is its "suspend all" mode, in which every
+    /// virtual thread is suspended but the exceptions (`not_suspended`), new ones included.
     #[derive(Default)]
     struct FakeVm {
         live: RefCell<Vec<ThreadId>>,
         suspended: RefCell<HashSet<ThreadId>>,
         calls: RefCell<u32>,
+        virtuals: RefCell<HashSet<ThreadId>>,
+        supports_virtual: bool,
+        all_virtual: RefCell<bool>,
+        not_suspended: RefCell<HashSet<ThreadId>>,
+        stale_kept: RefCell<Vec<Vec<ThreadId>>>,
+    }
+
+    impl FakeVm {
+        /// Whether the VM has this thread suspended (a virtual one under "suspend all" too).
+        fn is_suspended(&self, t: ThreadId) -> bool {
+            if self.virtuals.borrow().contains(&t) && *self.all_virtual.borrow() {
+                !self.not_suspended.borrow().contains(&t)
+            } else {
+                self.suspended.borrow().contains(&t)
+            }
+        }
+
+        fn set_suspended(&self, t: ThreadId, on: bool) {
+            if self.virtuals.borrow().contains(&t) && *self.all_virtual.borrow() {
+                if on {
+                    self.not_suspended.borrow_mut().remove(&t);
+                } else {
+                    self.not_suspended.borrow_mut().insert(t);
+                }
+            } else if on {
+                self.suspended.borrow_mut().insert(t);
+            } else {
+                self.suspended.borrow_mut().remove(&t);
+            }
+        }
+
+        fn alive(&self, t: ThreadId) -> bool {
+            self.live.borrow().contains(&t) || self.virtuals.borrow().contains(&t)
+        }
     }
 
     impl SuspendOps for FakeVm {
@@ -363,9 +636,10 @@ mod tests {
             threads
                 .iter()
                 .map(|t| {
-                    if !self.live.borrow().contains(t) {
+                    if !self.alive(*t) {
                         Err(ErrorCode::THREAD_NOT_ALIVE)
-                    } else if self.suspended.borrow_mut().insert(*t) {
+                    } else if !self.is_suspended(*t) {
+                        self.set_suspended(*t, true);
                         Ok(())
                     } else {
                         Err(ErrorCode::THREAD_SUSPENDED)
@@ -378,9 +652,10 @@ mod tests {
             threads
                 .iter()
                 .map(|t| {
-                    if !self.live.borrow().contains(t) {
+                    if !self.alive(*t) {
                         Err(ErrorCode::THREAD_NOT_ALIVE)
-                    } else if self.suspended.borrow_mut().remove(t) {
+                    } else if self.is_suspended(*t) {
+                        self.set_suspended(*t, false);
                         Ok(())
                     } else {
                         Err(ErrorCode::THREAD_NOT_SUSPENDED)
@@ -391,6 +666,202 @@ mod tests {
         fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode> {
             Ok(self.live.borrow().clone())
         }
+        fn is_virtual(&self, t: ThreadId) -> bool {
+            self.supports_virtual && self.virtuals.borrow().contains(&t)
+        }
+        fn supports_virtual_threads(&self) -> bool {
+            self.supports_virtual
+        }
+        fn frames_stale_except(&self, keep: &[ThreadId]) {
+            let mut keep = keep.to_vec();
+            keep.sort_by_key(|t| t.0);
+            self.stale_kept.borrow_mut().push(keep);
+        }
+        fn suspend_all_virtual(&self, except: &[ThreadId]) -> Result<(), ErrorCode> {
+            assert!(self.supports_virtual, "no such function before JVMTI 21");
+            assert!(except.iter().all(|t| self.virtuals.borrow().contains(t)), "virtual threads only");
+            *self.calls.borrow_mut() += 1;
+            // Every virtual thread suspended but the exceptions, whose state does not change.
+            let was: HashSet<ThreadId> =
+                self.virtuals.borrow().iter().copied().filter(|t| self.is_suspended(*t)).collect();
+            *self.all_virtual.borrow_mut() = true;
+            let not: HashSet<ThreadId> = except.iter().copied().filter(|t| !was.contains(t)).collect();
+            *self.not_suspended.borrow_mut() = not;
+            self.suspended.borrow_mut().retain(|t| !self.virtuals.borrow().contains(t));
+            Ok(())
+        }
+        fn resume_all_virtual(&self, except: &[ThreadId]) -> Result<(), ErrorCode> {
+            assert!(self.supports_virtual, "no such function before JVMTI 21");
+            assert!(except.iter().all(|t| self.virtuals.borrow().contains(t)), "virtual threads only");
+            *self.calls.borrow_mut() += 1;
+            let stay: Vec<ThreadId> = except.iter().copied().filter(|t| self.is_suspended(*t)).collect();
+            *self.all_virtual.borrow_mut() = false;
+            self.not_suspended.borrow_mut().clear();
+            self.suspended.borrow_mut().retain(|t| !self.virtuals.borrow().contains(t));
+            self.suspended.borrow_mut().extend(stay);
+            Ok(())
+        }
+    }
+
+    /// A JVMTI 21 VM with `platform` platform threads (IDs 1..) and `virtuals` virtual ones
+    /// (IDs 101..).
+    fn vt_vm(platform: u64, virtuals: u64) -> FakeVm {
+        let vm = FakeVm { supports_virtual: true, ..FakeVm::default() };
+        *vm.live.borrow_mut() = (1..=platform).map(ThreadId).collect();
+        *vm.virtuals.borrow_mut() = (101..=100 + virtuals).map(ThreadId).collect();
+        vm
+    }
+
+    /// Every thread's count matches the VM: suspended exactly when counted.
+    fn assert_in_step(vm: &FakeVm, tc: &ThreadControl) {
+        for t in vm.live.borrow().iter().chain(vm.virtuals.borrow().iter()) {
+            let count = tc.suspend_count_of(*t, vm.virtuals.borrow().contains(t));
+            assert_eq!(vm.is_suspended(*t), count > 0, "thread {t:?} with count {count}");
+        }
+    }
+
+    #[test]
+    fn a_virtual_thread_is_suspended_and_resumed_alone_like_any_thread() {
+        let (vm, mut tc) = (vt_vm(1, 2), ThreadControl::default());
+        let v = ThreadId(101);
+        tc.suspend_thread(&vm, v).unwrap();
+        tc.suspend_thread(&vm, v).unwrap();
+        assert_eq!(tc.suspend_count_of(v, true), 2);
+        assert_eq!(tc.suspend_count_of(ThreadId(102), true), 0);
+        assert_in_step(&vm, &tc);
+        tc.resume_thread(&vm, v).unwrap();
+        assert!(vm.is_suspended(v));
+        tc.resume_thread(&vm, v).unwrap();
+        tc.resume_thread(&vm, v).unwrap();
+        assert_eq!(tc.suspend_count_of(v, true), 0);
+        assert_in_step(&vm, &tc);
+        assert!(tc.vcounts.is_empty(), "nothing kept for a thread back at the VM-wide count");
+    }
+
+    #[test]
+    fn a_vm_suspend_reaches_every_virtual_thread_even_unseen_ones() {
+        let (vm, mut tc) = (vt_vm(2, 3), ThreadControl::default());
+        tc.suspend_all(&vm).unwrap();
+        // Platform threads one batch, virtual threads one SuspendAllVirtualThreads.
+        assert_eq!(*vm.calls.borrow(), 2);
+        for v in 101..=103 {
+            assert_eq!(tc.suspend_count_of(ThreadId(v), true), 1);
+        }
+        // One started meanwhile is suspended too, with the VM-wide count.
+        vm.virtuals.borrow_mut().insert(ThreadId(104));
+        tc.thread_started(&vm, ThreadId(104)).unwrap();
+        assert_eq!(tc.suspend_count_of(ThreadId(104), true), 1);
+        assert_in_step(&vm, &tc);
+        tc.suspend_all(&vm).unwrap();
+        assert_eq!(tc.suspend_count_of(ThreadId(102), true), 2);
+        tc.resume_all(&vm);
+        assert_in_step(&vm, &tc);
+        tc.resume_all(&vm);
+        assert_in_step(&vm, &tc);
+        assert_eq!(tc.suspend_count_of(ThreadId(104), true), 0);
+        assert!(tc.vcounts.is_empty());
+    }
+
+    #[test]
+    fn virtual_threads_suspended_or_resumed_alone_keep_exact_counts_across_vm_suspends() {
+        let (vm, mut tc) = (vt_vm(1, 3), ThreadControl::default());
+        let (a, b, c) = (ThreadId(101), ThreadId(102), ThreadId(103));
+        // a suspended alone first: VM-wide suspension leaves it out and counts it twice.
+        tc.suspend_thread(&vm, a).unwrap();
+        tc.suspend_all(&vm).unwrap();
+        assert_eq!(tc.suspend_count_of(a, true), 2);
+        // b resumed alone while the VM is suspended: it runs, count 0.
+        tc.resume_thread(&vm, b).unwrap();
+        assert_eq!(tc.suspend_count_of(b, true), 0);
+        assert!(!vm.is_suspended(b));
+        assert_in_step(&vm, &tc);
+        // A second VM suspension reaches b again (once), the others twice.
+        tc.suspend_all(&vm).unwrap();
+        assert_eq!((tc.suspend_count_of(a, true), tc.suspend_count_of(b, true)), (3, 1));
+        assert_eq!(tc.suspend_count_of(c, true), 2);
+        assert_in_step(&vm, &tc);
+        // VM resumes: b runs after the first, c after the second, a still held once.
+        tc.resume_all(&vm);
+        assert_eq!((tc.suspend_count_of(a, true), tc.suspend_count_of(b, true)), (2, 0));
+        assert_in_step(&vm, &tc);
+        assert!(vm.stale_kept.borrow().is_empty(), "no virtual thread it cannot list ran yet");
+        tc.resume_all(&vm);
+        // The unlisted virtual threads ran: every frame is stale but those of a, still suspended.
+        assert_eq!(*vm.stale_kept.borrow(), [vec![a]]);
+        assert_eq!((tc.suspend_count_of(a, true), tc.suspend_count_of(c, true)), (1, 0));
+        assert!(vm.is_suspended(a));
+        assert_in_step(&vm, &tc);
+        // VirtualMachine.Resume also takes a's own count.
+        tc.resume_all(&vm);
+        assert_eq!(tc.suspend_count_of(a, true), 0);
+        assert_in_step(&vm, &tc);
+        assert!(tc.vcounts.is_empty());
+    }
+
+    #[test]
+    fn a_virtual_event_thread_suspending_itself_is_left_out_of_the_vm_suspend() {
+        let (vm, mut tc) = (vt_vm(1, 2), ThreadControl::default());
+        let me = ThreadId(101);
+        assert!(!tc.begin_self_suspend(me));
+        // The suspend-all event: the others in the VM, the event thread by count.
+        tc.suspend_all(&vm).unwrap();
+        assert!(!vm.is_suspended(me));
+        assert_eq!(tc.suspend_count_of(me, true), 1);
+        // It suspends itself; the event is done.
+        vm.set_suspended(me, true);
+        tc.end_self_suspend(&vm, me, true).unwrap();
+        assert_in_step(&vm, &tc);
+        tc.resume_all(&vm);
+        assert_in_step(&vm, &tc);
+        assert!(!vm.is_suspended(me));
+        // An event-thread policy: counted alone.
+        assert!(!tc.begin_self_suspend(me));
+        tc.suspend_thread(&vm, me).unwrap();
+        vm.set_suspended(me, true);
+        tc.end_self_suspend(&vm, me, true).unwrap();
+        assert_eq!(tc.suspend_count_of(me, true), 1);
+        assert_in_step(&vm, &tc);
+        tc.resume_thread(&vm, me).unwrap();
+        assert_in_step(&vm, &tc);
+        // An event not delivered while the VM is suspended: the thread keeps the VM-wide count.
+        tc.suspend_all(&vm).unwrap();
+        let other = ThreadId(102);
+        assert!(!tc.begin_self_suspend(other), "not counted alone: the VM-wide suspension is pending");
+        tc.end_self_suspend(&vm, other, true).unwrap();
+        assert_eq!(tc.suspend_count_of(other, true), 1);
+        assert_in_step(&vm, &tc);
+        tc.resume_all(&vm);
+        assert_in_step(&vm, &tc);
+    }
+
+    #[test]
+    fn a_departing_debugger_runs_every_virtual_thread() {
+        let (vm, mut tc) = (vt_vm(2, 3), ThreadControl::default());
+        tc.suspend_thread(&vm, ThreadId(101)).unwrap();
+        tc.suspend_all(&vm).unwrap();
+        tc.resume_thread(&vm, ThreadId(102)).unwrap();
+        tc.reset(&vm);
+        assert!(vm.virtuals.borrow().iter().all(|t| !vm.is_suspended(*t)));
+        assert!(vm.suspended.borrow().is_empty());
+        assert_in_step(&vm, &tc);
+        // Suspended alone only: resumed alone.
+        tc.suspend_thread(&vm, ThreadId(103)).unwrap();
+        tc.reset(&vm);
+        assert_in_step(&vm, &tc);
+        assert!(!vm.is_suspended(ThreadId(103)));
+    }
+
+    #[test]
+    fn without_virtual_thread_support_nothing_changes() {
+        // JDK 17: no SuspendAllVirtualThreads (the fake asserts it is never called).
+        let (vm, mut tc) = (vm(3), ThreadControl::default());
+        tc.suspend_all(&vm).unwrap();
+        tc.suspend_thread(&vm, ThreadId(1)).unwrap();
+        assert_eq!(tc.suspend_count_of(ThreadId(50), true), 0, "no virtual thread is counted VM-wide");
+        tc.resume_all(&vm);
+        tc.reset(&vm);
+        assert!(vm.suspended.borrow().is_empty());
+        assert_eq!(*vm.calls.borrow(), 3);
     }
 
     fn vm(n: u64) -> FakeVm {

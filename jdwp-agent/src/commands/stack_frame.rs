@@ -17,7 +17,7 @@ fn frame(
 ) -> Result<(crate::jni::Jni, crate::jvmti::sys::jthread, i32), ErrorCode> {
     let jni = agent.jni()?;
     let t = agent.thread(jni, thread)?;
-    if agent.threads.lock().suspend_count(thread) == 0 {
+    if crate::commands::thread_reference::suspend_count_of(agent, jni, thread, t) == 0 {
         return Err(ErrorCode::THREAD_NOT_SUSPENDED);
     }
     let depth = agent.frame_depth(thread, frame)?;

@@ -46,6 +46,21 @@ pub fn resume(agent: &Agent, cmd: Resume) -> Result<ResumeReply, ErrorCode> {
     Ok(ResumeReply {})
 }
 
+/// The debugger-visible suspend count of a thread (`t`, the thread of `id`): a virtual thread
+/// with no count of its own has the VM-wide one.
+pub fn suspend_count_of(agent: &Agent, jni: Jni, id: ThreadId, t: jthread) -> u32 {
+    let (own, vm) = {
+        let threads = agent.threads.lock();
+        (threads.suspend_count(id), threads.vm_suspend_count())
+    };
+    // Only a thread without a count of its own while the VM is suspended needs the JNI call.
+    if own > 0 || vm == 0 {
+        return own;
+    }
+    let is_virtual = jni.is_virtual_thread(t);
+    agent.threads.lock().suspend_count_of(id, is_virtual)
+}
+
 /// JVMTI's thread state as JDWP's status.
 pub fn jdwp_status(state: i32) -> ThreadStatus {
     if state & JVMTI_THREAD_STATE_ALIVE == 0 {
@@ -62,9 +77,9 @@ pub fn jdwp_status(state: i32) -> ThreadStatus {
 }
 
 pub fn status(agent: &Agent, cmd: Status) -> Result<StatusReply, ErrorCode> {
-    let (_, t) = thread(agent, cmd.thread)?;
+    let (jni, t) = thread(agent, cmd.thread)?;
     let state = agent.jvmti.get_thread_state(t)?;
-    let suspended = agent.threads.lock().suspend_count(cmd.thread) > 0;
+    let suspended = suspend_count_of(agent, jni, cmd.thread, t) > 0;
     Ok(StatusReply {
         thread_status: jdwp_status(state),
         suspend_status: if suspended { suspend_status::SUSPENDED } else { 0 },
@@ -78,8 +93,8 @@ pub fn thread_group(agent: &Agent, cmd: ThreadGroup) -> Result<ThreadGroupReply,
 }
 
 pub fn suspend_count(agent: &Agent, cmd: SuspendCount) -> Result<SuspendCountReply, ErrorCode> {
-    thread(agent, cmd.thread)?;
-    let count = agent.threads.lock().suspend_count(cmd.thread);
+    let (jni, t) = thread(agent, cmd.thread)?;
+    let count = suspend_count_of(agent, jni, cmd.thread, t);
     Ok(SuspendCountReply { suspend_count: count as i32 })
 }
 
@@ -90,7 +105,7 @@ fn suspended(agent: &Agent, id: ThreadId) -> Result<(Jni, jthread), ErrorCode> {
     if agent.jvmti.get_thread_state(t)? & JVMTI_THREAD_STATE_ALIVE == 0 {
         return Err(ErrorCode::INVALID_THREAD);
     }
-    if agent.threads.lock().suspend_count(id) == 0 {
+    if suspend_count_of(agent, jni, id, t) == 0 {
         return Err(ErrorCode::THREAD_NOT_SUSPENDED);
     }
     Ok((jni, t))
@@ -184,6 +199,11 @@ pub fn force_early_return(agent: &Agent, cmd: ForceEarlyReturn) -> Result<ForceE
     }
     let (method, _) = agent.jvmti.get_frame_location(t, 0)?;
     if agent.jvmti.is_method_native(method)? {
+        return Err(ErrorCode::OPAQUE_FRAME);
+    }
+    // A virtual thread not running on a carrier (parked, sleeping, waiting: unmounted) has no
+    // frame JVMTI can force: `OPAQUE_FRAME` before any type check, as JDK 25's agent answers.
+    if jni.is_virtual_thread(t) && agent.jvmti.get_thread_state(t)? & JVMTI_THREAD_STATE_RUNNABLE == 0 {
         return Err(ErrorCode::OPAQUE_FRAME);
     }
     let signature = agent.jvmti.get_method_name(method)?.signature;
