@@ -998,7 +998,11 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
     }
 
     fn supports_virtual_threads(&self) -> bool {
-        self.agent.jvmti.get_capabilities().is_ok_and(|c| c.can_support_virtual_threads())
+        *self
+            .agent
+            .memo
+            .virtual_threads
+            .get_or_init(|| self.agent.jvmti.get_capabilities().is_ok_and(|c| c.can_support_virtual_threads()))
     }
 
     fn suspend_all_virtual(&self, except: &[ThreadId]) -> Result<(), ErrorCode> {

@@ -72,6 +72,9 @@ pub struct Memo {
     pub gc_origin: OnceLock<Instant>,
     /// The file `JDWP_AGENT_TRACE_COMMANDS` names (`None`: no trace; [`crate::backend`]).
     pub trace: OnceLock<Option<Mutex<std::fs::File>>>,
+    /// Whether this environment has `can_support_virtual_threads` (JVMTI 21+; fixed once the
+    /// loader has added its capabilities), asked on every suspending event.
+    pub virtual_threads: OnceLock<bool>,
 }
 
 #[cfg(test)]
