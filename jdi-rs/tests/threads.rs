@@ -194,9 +194,18 @@ async fn contended_monitor_names_the_object_and_its_owner() {
     assert!(holder.owned_monitors().await.unwrap().contains(&lock_c));
     assert_eq!(holder.current_contended_monitor().await.unwrap(), None);
 
-    // "waiter" is in LOCK_W.wait(): it owns nothing, and the monitor names it as a waiter.
+    // "waiter" is in LOCK_W.wait(): it owns nothing, and the monitor names it as a waiter. Its
+    // contended monitor is LOCK_W on JDK 17 and null on JDK 25: JDK 23 changed JVMTI's
+    // GetCurrentContendedMonitor to name only a monitor the thread waits to enter, not one it
+    // waits on in Object.wait() (JDK-8256314); both agents answer what JVMTI says.
     assert_eq!(waiter.status().await.unwrap().0, ThreadStatus::Wait);
-    assert_eq!(waiter.current_contended_monitor().await.unwrap().as_ref(), Some(&lock_w));
+    let waited_on_is_contended = test_rig::jdk_feature_version().unwrap() < 23;
+    assert_eq!(
+        waiter.current_contended_monitor().await.unwrap().as_ref(),
+        waited_on_is_contended.then_some(&lock_w),
+        "JDK {}",
+        test_rig::jdk_feature_version().unwrap()
+    );
     assert!(waiter.owned_monitors().await.unwrap().is_empty());
     let info = lock_w.monitor_info().await.unwrap();
     assert_eq!((info.owner, info.entry_count), (None, 0));
@@ -278,6 +287,56 @@ async fn simultaneous_suspend_all_events_come_one_per_resume() {
     s.finish().await;
 }
 
+/// Whether the application's `Thread.resume()` works on the test JDK, so that the `AppResume` tests
+/// below apply: up to JDK 19 only. JDK 20 made `Thread.resume()` throw
+/// `UnsupportedOperationException` (JDK-8249627) and JDK 23 removed it (JDK-8320532): on those
+/// JDKs the application cannot resume a thread at all, so there is no application resume of a
+/// debugger-suspended thread for an agent to hold, and these tests are for JDK 17 only (the one
+/// JDK of 17–19 we test on). `application_thread_resume_is_gone_on_jdk_23_and_later` checks
+/// what the JDK 25 VM does with the same fixture instead.
+fn app_thread_resume_works(test: &str) -> bool {
+    let feature = test_rig::jdk_feature_version().unwrap();
+    if feature >= 20 {
+        eprintln!("{test}: JDK {feature} has no working Thread.resume() (JDK 17 only, see app_thread_resume_works)");
+    }
+    feature < 20
+}
+
+/// The fixture of the `Thread.resume()` tests on each JDK: the VM's `java.lang.Thread` has a
+/// `resume()` with code before JDK 23, and none on JDK 23 and later; there, main's
+/// `resumee.resume()` (compiled with `--release 17`) throws `NoSuchMethodError`, main dies, and the
+/// debugger's suspension of "resumee" is untouched until the debugger resumes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn application_thread_resume_is_gone_on_jdk_23_and_later() {
+    let feature = test_rig::jdk_feature_version().unwrap();
+    let mut s = common::start("AppResume", &[]).await;
+    let (main, resumee) = app_resume_both_stopped(&mut s).await;
+    let thread_class = s.vm.classes_by_name("java.lang.Thread").await.unwrap().remove(0);
+    let resume = thread_class.methods_by_name_and_signature("resume", "()V").await.unwrap();
+    if feature < 23 {
+        assert_eq!(resume.len(), 1, "JDK {feature}: Thread.resume()");
+        assert!(resume[0].code_location().await.unwrap().is_some(), "JDK {feature}: Thread.resume() has code");
+        s.finish().await;
+        return;
+    }
+    assert!(resume.is_empty(), "JDK {feature} has no Thread.resume(): {resume:?}");
+    main.resume().await.unwrap();
+    let error = tokio::task::block_in_place(|| {
+        s.jvm.wait_for_line_in(test_rig::Stream::Stderr, "java.lang.NoSuchMethodError", TIMEOUT)
+    })
+    .unwrap();
+    assert!(error.contains("java.lang.Thread.resume()"), "{error}");
+    assert!(!app_resume_returned(&s.vm).await);
+    assert_eq!(resumee.suspend_count().await.unwrap(), 1, "still suspended by its breakpoint only");
+    resumee.resume().await.unwrap();
+    output_line(&s, "resumee continued");
+    let _ = s.vm.dispose().await;
+    let (status, output) =
+        tokio::task::spawn_blocking(move || (s.jvm.wait_for_exit(TIMEOUT), s.jvm.output_text())).await.unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "main died of the NoSuchMethodError\n{output}");
+    assert!(!output.contains("resume returned"), "{output}");
+}
+
 /// `AppResume.returned`: whether main came back from `resumee.resume()`.
 async fn app_resume_returned(vm: &VirtualMachine) -> bool {
     let ty = vm.classes_by_name("AppResume").await.unwrap().remove(0);
@@ -349,6 +408,9 @@ async fn wait_until_in_thread_resume(main: &ThreadReference) {
 /// the caller is an ordinary running thread, and the debugger's counts still nest.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn app_thread_resume_waits_for_the_debugger_resume() {
+    if !app_thread_resume_works("app_thread_resume_waits_for_the_debugger_resume") {
+        return;
+    }
     let mut s = common::start("AppResume", &[]).await;
     let (main, resumee) = main_held_in_thread_resume(&mut s).await;
     assert_eq!(main.status().await.unwrap(), (ThreadStatus::Running, false));
@@ -387,6 +449,9 @@ async fn app_thread_resume_waits_for_the_debugger_resume() {
 /// `Thread.resume()` leaves nothing blocked: the VM finishes normally.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vanishing_debugger_releases_a_thread_held_in_thread_resume() {
+    if !app_thread_resume_works("a_vanishing_debugger_releases_a_thread_held_in_thread_resume") {
+        return;
+    }
     let mut s = common::start("AppResume", &[]).await;
     let (_main, resumee) = main_held_in_thread_resume(&mut s).await;
     assert!(resumee.is_suspended().await.unwrap());
@@ -400,6 +465,9 @@ async fn a_vanishing_debugger_releases_a_thread_held_in_thread_resume() {
 /// the debugger resuming it finishes the call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_held_in_thread_resume_can_be_suspended() {
+    if !app_thread_resume_works("a_thread_held_in_thread_resume_can_be_suspended") {
+        return;
+    }
     let mut s = common::start("AppResume", &[]).await;
     let (main, resumee) = main_held_in_thread_resume(&mut s).await;
     main.suspend().await.unwrap();
@@ -418,6 +486,9 @@ async fn a_thread_held_in_thread_resume_can_be_suspended() {
 /// agent's internal one there never is); with it gone, the application's resume still waits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_breakpoint_at_thread_resume_coexists_with_the_agents_own() {
+    if !app_thread_resume_works("a_breakpoint_at_thread_resume_coexists_with_the_agents_own") {
+        return;
+    }
     use jdi::{Event, EventRequest, SuspendPolicy};
     let mut s = common::start("AppResume", &[]).await;
     let (main, resumee) = app_resume_both_stopped(&mut s).await;
