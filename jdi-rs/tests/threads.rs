@@ -60,12 +60,13 @@ async fn threads_report_names_statuses_and_groups() {
     assert!(!parked.is_at_breakpoint().await.unwrap());
     assert!(method_names(&parked).await.contains(&"await".to_string()));
 
-    // parked is in outer-group, a child of main's group, a child of system.
+    // parked is in outer-group, a child of main's group (VirtualThreads for a virtual main), a
+    // child of system.
     let outer = parked.thread_group().await.unwrap().unwrap();
     assert_eq!(outer.name().await.unwrap(), "outer-group");
     let main_group = outer.parent().await.unwrap().unwrap();
     assert_eq!(Some(&main_group), main.thread_group().await.unwrap().as_ref());
-    assert_eq!(main_group.name().await.unwrap(), "main");
+    assert_eq!(main_group.name().await.unwrap(), common::main_group_name());
     let system = main_group.parent().await.unwrap().unwrap();
     assert_eq!(system.name().await.unwrap(), "system");
     assert_eq!(system.parent().await.unwrap(), None);
@@ -135,17 +136,26 @@ async fn nested_monitors_have_entry_counts_and_frame_depths() {
     // The marked line is in the nested class Monitors$Lock.
     let line = test_rig::fixture_line("Monitors.java", "@nested").unwrap();
     let (_, main) = s.run_to_line("Monitors$Lock", line).await;
-    assert_eq!(method_names(&main).await, ["reenter", "nested", "main"]);
+    let below_main = common::frames_below_main().iter().map(|m| m.to_string());
+    let expected: Vec<String> = ["reenter", "nested", "main"].map(String::from).into_iter().chain(below_main).collect();
+    assert_eq!(method_names(&main).await, expected);
     let lock_a = static_object(&s.vm, "LOCK_A").await;
     let lock_b = static_object(&s.vm, "LOCK_B").await;
     assert_eq!(lock_a.get_value_by_name("name").await.unwrap().map(|v| v.tag()), Some(jdi::Tag::String));
 
+    // ObjectReference.MonitorInfo of a monitor a virtual main holds: JDK 25's agent answers no
+    // owner and an entry count of 0 (JDK 25's JVMTI GetObjectMonitorUsage answers so for a
+    // virtual owner, as measured), while ThreadReference.OwnedMonitors of the virtual thread lists
+    // the monitor (below).
+    let virtual_owner = common::virtual_main();
+    let owner = (!virtual_owner).then_some(&main);
     let info = lock_a.monitor_info().await.unwrap();
-    assert_eq!(info.owner.as_ref(), Some(&main));
-    assert_eq!(info.entry_count, 2, "a synchronized block, then a synchronized method");
+    assert_eq!(info.owner.as_ref(), owner);
+    let entries = if virtual_owner { 0 } else { 2 };
+    assert_eq!(info.entry_count, entries, "a synchronized block, then a synchronized method");
     assert!(info.waiters.is_empty());
-    assert_eq!(lock_b.entry_count().await.unwrap(), 1);
-    assert_eq!(lock_b.owning_thread().await.unwrap().as_ref(), Some(&main));
+    assert_eq!(lock_b.entry_count().await.unwrap(), if virtual_owner { 0 } else { 1 });
+    assert_eq!(lock_b.owning_thread().await.unwrap().as_ref(), owner);
 
     let mut owned = main.owned_monitors().await.unwrap();
     owned.sort_by_key(|o| o.id());
@@ -326,15 +336,24 @@ async fn application_thread_resume_is_gone_on_jdk_23_and_later() {
     })
     .unwrap();
     assert!(error.contains("java.lang.Thread.resume()"), "{error}");
-    assert!(!app_resume_returned(&s.vm).await);
-    assert_eq!(resumee.suspend_count().await.unwrap(), 1, "still suspended by its breakpoint only");
-    resumee.resume().await.unwrap();
-    output_line(&s, "resumee continued");
-    let _ = s.vm.dispose().await;
+    // A thread started by a virtual thread is a daemon (virtual threads are): with a virtual main,
+    // the VM ends as soon as main has died, while "resumee" is suspended at its breakpoint.
+    if !common::virtual_main() {
+        assert!(!app_resume_returned(&s.vm).await);
+        assert_eq!(resumee.suspend_count().await.unwrap(), 1, "still suspended by its breakpoint only");
+        resumee.resume().await.unwrap();
+        output_line(&s, "resumee continued");
+        let _ = s.vm.dispose().await;
+    }
     let (status, output) =
         tokio::task::spawn_blocking(move || (s.jvm.wait_for_exit(TIMEOUT), s.jvm.output_text())).await.unwrap();
     assert_eq!(status.and_then(|s| s.code()), Some(1), "main died of the NoSuchMethodError\n{output}");
     assert!(!output.contains("resume returned"), "{output}");
+    if !common::virtual_main() {
+        assert!(output.contains("resumee continued"), "{output}");
+    }
+    // (With a virtual main, the daemon "resumee" may or may not print before the VM halts: the
+    // agent lets suspended threads go at VM death, racing the exit.)
 }
 
 /// `AppResume.returned`: whether main came back from `resumee.resume()`.

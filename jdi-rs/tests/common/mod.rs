@@ -259,3 +259,49 @@ impl Session {
         output
     }
 }
+
+/// Whether the fixtures' `main`s run in a virtual thread (`JDBG_TEST_VIRTUAL_MAIN=1`).
+pub fn virtual_main() -> bool {
+    test_rig::virtual_main_requested()
+}
+
+/// The class of the thread running a fixture's `main`: `java.lang.VirtualThread` for a virtual
+/// main, `java.lang.Thread` for a platform one.
+pub fn main_thread_class() -> &'static str {
+    if virtual_main() { "java.lang.VirtualThread" } else { "java.lang.Thread" }
+}
+
+/// The name of the thread group of the thread running a fixture's `main` (and so of the groups
+/// and threads it creates without naming one): `VirtualThreads` for a virtual main (JDK 21+: every
+/// virtual thread is in that group), `main` for a platform one.
+pub fn main_group_name() -> &'static str {
+    if virtual_main() { "VirtualThreads" } else { "main" }
+}
+
+/// The frames below a fixture's `main` (innermost first) in the thread running it: none for a
+/// platform main; for a virtual main, the wrapper's reflective call of `main`
+/// (`tests/src/virtual_main/VirtualMainWrapper.java`) and the virtual thread's own start, as JDK 25
+/// has them (recorded from JDK 25's agent; another JDK's frames are to be recorded first).
+pub fn frames_below_main() -> &'static [&'static str] {
+    if !virtual_main() {
+        return &[];
+    }
+    match test_rig::jdk_feature_version().unwrap() {
+        25 => &[
+            "invokeStatic",   // DirectMethodHandle$Holder
+            "invoke",         // LambdaForm$MH
+            "invokeExact_MT", // Invokers$Holder
+            "invokeImpl",     // DirectMethodHandleAccessor
+            "invoke",         // DirectMethodHandleAccessor
+            "invoke",         // Method
+            "lambda$main$0",  // VirtualMainWrapper
+            "run",            // VirtualMainWrapper$$Lambda
+            "runWith",        // Thread
+            "run",            // VirtualThread
+            "run",            // VirtualThread$VThreadContinuation$1
+            "enter0",         // Continuation
+            "enter",          // Continuation
+        ],
+        other => panic!("the frames below a virtual main on JDK {other} are not recorded (see frames_below_main)"),
+    }
+}
