@@ -132,6 +132,10 @@ pub fn spawn_shmem_with(
         .args(args.iter().copied())
         .jvm_options(jvm_options.iter().copied())
         .expect_listening(false);
+    let builder = match agent {
+        ShmemAgent::Ours | ShmemAgent::OursWithLibrary => builder.virtual_main(ours_virtual_main()),
+        ShmemAgent::JdkWithOurTransport => builder,
+    };
     let builder = agent.configure(builder, &format!("server=y,suspend=y,address={name}"));
     let jvm = builder.spawn().expect("debuggee starts");
     jvm.wait_for_line(&format!("Listening for transport {} at address: {name}", agent.transport()), TIMEOUT)
@@ -304,4 +308,13 @@ pub fn frames_below_main() -> &'static [&'static str] {
         ],
         other => panic!("the frames below a virtual main on JDK {other} are not recorded (see frames_below_main)"),
     }
+}
+
+/// Whether a test that runs our agent whatever `JDI_TEST_AGENT` says (the shmem variants, the
+/// profiler) runs its fixture's `main` in a virtual thread: only in the runs against our agent
+/// (`JDI_TEST_AGENT=ours JDBG_TEST_VIRTUAL_MAIN=1`). The runs against the JDK's agent with
+/// virtual mains check the JDK's behaviour; these tests run with platform mains there, as they
+/// do in the run against our agent with platform mains.
+pub fn ours_virtual_main() -> bool {
+    virtual_main() && agent_is_ours()
 }
