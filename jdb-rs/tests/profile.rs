@@ -20,7 +20,9 @@ fn our_agent() -> Agent {
 }
 
 fn started(main: &str, agent: Agent, line: &str) -> Debuggee {
-    let jvm = Debuggee::builder(main).agent(agent).spawn().expect("debuggee starts");
+    let virtual_main =
+        if matches!(agent, Agent::Jdk(_)) { test_rig::virtual_main_requested() } else { common::ours_virtual_main() };
+    let jvm = Debuggee::builder(main).agent(agent).virtual_main(virtual_main).spawn().expect("debuggee starts");
     jvm.wait_for_line(line, STARTUP).unwrap_or_else(|e| panic!("{main}: no {line:?}: {e}\n{}", jvm.output_text()));
     jvm
 }

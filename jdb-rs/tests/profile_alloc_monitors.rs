@@ -16,7 +16,11 @@ const STARTUP: Duration = Duration::from_secs(120);
 fn started(main: &str, line: &str) -> Debuggee {
     let lib = test_rig::our_agent_library().expect("build the agent first: cargo build -p jdwp-agent");
     let agent = Agent::path(lib, "transport=dt_socket,server=y,suspend=n,address=127.0.0.1:0");
-    let jvm = Debuggee::builder(main).agent(agent).spawn().expect("debuggee starts");
+    let jvm = Debuggee::builder(main)
+        .agent(agent)
+        .virtual_main(common::ours_virtual_main())
+        .spawn()
+        .expect("debuggee starts");
     jvm.wait_for_line(line, STARTUP).unwrap_or_else(|e| panic!("{main}: no {line:?}: {e}\n{}", jvm.output_text()));
     jvm
 }
@@ -91,6 +95,7 @@ fn session_commands_record_report_and_dump_the_heap() {
     let lib = test_rig::our_agent_library().expect("build the agent first: cargo build -p jdwp-agent");
     let jvm = Debuggee::builder("AllocSites")
         .agent(Agent::path(lib, test_rig::DEFAULT_JDK_AGENT_OPTIONS))
+        .virtual_main(common::ours_virtual_main())
         .spawn()
         .expect("debuggee starts");
     let done = test_rig::fixture_line("AllocSites.java", "alloc-finished").unwrap();

@@ -105,8 +105,11 @@ async fn watch(session: &mut Session, wait: Duration) -> Result<Vec<Deadlock>, F
                 Ok(found) if !found.is_empty() => return Ok(found),
                 Ok(_) if tokio::time::Instant::now() >= deadline => return Ok(Vec::new()),
                 Ok(_) => {}
-                // The program ended while we looked.
-                Err(e) if e.is_disconnected() => return Ok(Vec::new()),
+                // The program ended while we looked: the connection closed, or the agent, with
+                // the VM dying, answered VM_DEAD before closing it.
+                Err(e) if e.is_disconnected() || e.code() == Some(jdi::protocol::ErrorCode::VM_DEAD) => {
+                    return Ok(Vec::new());
+                }
                 Err(e) => return Err(e.into()),
             },
         }

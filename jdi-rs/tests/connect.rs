@@ -21,7 +21,9 @@ const PROMPTLY: Duration = Duration::from_secs(5);
 
 /// Launch options for a fixture under the agent under test.
 fn launch_options(main_class: &str) -> LaunchOptions {
+    // The test JDK's `java` (`JDBG_TEST_JDK`), not whichever `JAVA_HOME` or `PATH` name.
     let opts = LaunchOptions::new(main_class)
+        .java(test_rig::java_tool("java").unwrap())
         .classpath(test_rig::fixtures().unwrap().to_str().unwrap())
         .timeout(common::TIMEOUT);
     match common::agent() {

@@ -266,14 +266,17 @@ async fn thread_start_and_death_name_the_thread() {
 async fn thread_filter_keeps_to_its_thread() {
     let mut s = common::start("Events", &["threads"]).await;
     s.run_to_class_prepare("Events").await;
-    let main = s.vm.all_threads().await.unwrap();
+    // A platform main is listed by AllThreads; a virtual main is not (the agents list virtual
+    // threads only with includevirtualthreads=y), and the platform thread named "main" is then
+    // the wrapper's, which prepared Events: the virtual main is the "main" whose start comes next.
     let mut main_thread = None;
-    for t in main {
-        if t.name().await.unwrap() == "main" {
-            main_thread = Some(t);
+    if !common::virtual_main() {
+        for t in s.vm.all_threads().await.unwrap() {
+            if t.name().await.unwrap() == "main" {
+                main_thread = Some(t);
+            }
         }
     }
-    let main = main_thread.expect("the main thread");
     let start = enable(&s.vm, EventRequest::thread_start()).await;
     s.vm.resume().await.unwrap();
     // A JDK thread started just before (Common-Cleaner, when the class loader first needs it) may
@@ -281,11 +284,17 @@ async fn thread_filter_keeps_to_its_thread() {
     let worker = loop {
         let set = next_of(&mut s, &start).await;
         let thread = set.thread().unwrap();
-        if thread.name().await.unwrap() == "events-worker" {
+        let name = thread.name().await.unwrap();
+        if name == "events-worker" {
             break thread;
+        }
+        if common::virtual_main() && name == "main" {
+            assert!(thread.is_virtual().await.unwrap(), "the virtual main's start");
+            main_thread = Some(thread);
         }
         set.resume().await.unwrap();
     };
+    let main = main_thread.expect("the main thread");
     start.delete().await.unwrap();
 
     let work = location(&s.vm, "Events", "@work").await;

@@ -103,10 +103,10 @@ async fn breakpoint_shows_locals_of_every_kind() {
     assert_eq!(thread_value.as_thread(), Some(&thread));
     assert_eq!(
         thread_value.display().await.unwrap(),
-        format!("instance of java.lang.Thread(name='main', id={})", thread.as_object().unique_id())
+        format!("instance of {}(name='main', id={})", common::main_thread_class(), thread.as_object().unique_id())
     );
     let group = s.vm.value_mirror(get("group").await);
-    assert_eq!(group.as_thread_group().unwrap().name().await.unwrap(), "main");
+    assert_eq!(group.as_thread_group().unwrap().name().await.unwrap(), common::main_group_name());
     assert_eq!(group.as_thread_group(), thread.thread_group().await.unwrap().as_ref());
     let loader = s.vm.value_mirror(get("loader").await);
     let loader = loader.as_class_loader().expect("a class loader");
@@ -525,7 +525,10 @@ async fn force_early_return_of_an_object_and_from_a_void_method() {
     let (_, thread) = s.run_to_marker("Values", "@early-greet").await;
     let thread_value = Value::Object(Tag::Thread, thread.id().into());
     let message = invalid_argument(thread.force_early_return(thread_value).await);
-    assert!(message.contains("java.lang.Thread") && message.contains("java.lang.String"), "{message}");
+    // The thread's own class: java.lang.VirtualThread for a virtual main.
+    let thread_class = common::main_thread_class();
+    assert!(message.contains(&format!("an instance of {thread_class} ")), "{message}");
+    assert!(message.contains("java.lang.String"), "{message}");
     let forced = s.vm.create_string("forced").await.unwrap();
     thread.force_early_return(Value::Object(Tag::String, forced.0.id())).await.unwrap();
 
@@ -570,9 +573,12 @@ async fn popping_a_frame_makes_the_caller_call_again() {
 async fn two_thousand_frames_come_back_in_one_piece() {
     let mut s = common::start("Values", &["recurse"]).await;
     let (_, thread) = s.run_to_marker("Values", "@bottom").await;
-    assert_eq!(thread.frame_count().await.unwrap(), 2003);
+    // bottom, 2001 recurse, main, and what is below main (a virtual main's wrapper and start).
+    let below_main = common::frames_below_main();
+    let count = 2003 + below_main.len();
+    assert_eq!(thread.frame_count().await.unwrap(), count as i32);
     let frames = thread.frames().await.unwrap();
-    assert_eq!(frames.len(), 2003);
+    assert_eq!(frames.len(), count);
     let mut names = Vec::with_capacity(frames.len());
     for f in &frames {
         names.push(f.method().await.unwrap().name().to_string());
@@ -580,6 +586,7 @@ async fn two_thousand_frames_come_back_in_one_piece() {
     assert_eq!(names[0], "bottom");
     assert!(names[1..=2001].iter().all(|n| n == "recurse"), "{names:?}");
     assert_eq!(names[2002], "main");
+    assert_eq!(names[2003..], *below_main);
     assert!(frames.iter().enumerate().all(|(i, f)| f.depth() == i as i32));
     // recurse(n) sits at depth n + 1.
     for depth in [1, 2, 1000, 2001] {

@@ -12,9 +12,12 @@ use jdi::profiler::{CPU_FLAG_JVMTI_STACKS, LockKind, Profiler, ProfilerEvent, Pr
 use jdi::{Event, EventQueue, JdiError, Value, VirtualMachine};
 use test_rig::{Agent, DEFAULT_JDK_AGENT_OPTIONS, Debuggee};
 
-/// A fixture running under `agent`, attached and resumed past VM start, once it printed `ready`.
+/// A fixture running under `agent` (ours: a virtual main only as `common::ours_virtual_main` says),
+/// attached and resumed past VM start, once it printed `ready`.
 async fn run(main_class: &str, agent: Agent, ready: &str) -> (Debuggee, VirtualMachine, EventQueue) {
-    let jvm = Debuggee::builder(main_class).agent(agent).spawn().expect("debuggee starts");
+    let virtual_main =
+        if matches!(agent, Agent::Jdk(_)) { common::virtual_main() } else { common::ours_virtual_main() };
+    let jvm = Debuggee::builder(main_class).agent(agent).virtual_main(virtual_main).spawn().expect("debuggee starts");
     let vm = jdi::attach(&jvm.address().to_string(), Some(TIMEOUT)).await.expect("attach");
     let mut events = vm.event_queue().expect("the event queue");
     let set = events.next_within(TIMEOUT).await.expect("VM start event");

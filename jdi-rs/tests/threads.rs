@@ -60,12 +60,13 @@ async fn threads_report_names_statuses_and_groups() {
     assert!(!parked.is_at_breakpoint().await.unwrap());
     assert!(method_names(&parked).await.contains(&"await".to_string()));
 
-    // parked is in outer-group, a child of main's group, a child of system.
+    // parked is in outer-group, a child of main's group (VirtualThreads for a virtual main), a
+    // child of system.
     let outer = parked.thread_group().await.unwrap().unwrap();
     assert_eq!(outer.name().await.unwrap(), "outer-group");
     let main_group = outer.parent().await.unwrap().unwrap();
     assert_eq!(Some(&main_group), main.thread_group().await.unwrap().as_ref());
-    assert_eq!(main_group.name().await.unwrap(), "main");
+    assert_eq!(main_group.name().await.unwrap(), common::main_group_name());
     let system = main_group.parent().await.unwrap().unwrap();
     assert_eq!(system.name().await.unwrap(), "system");
     assert_eq!(system.parent().await.unwrap(), None);
@@ -135,17 +136,26 @@ async fn nested_monitors_have_entry_counts_and_frame_depths() {
     // The marked line is in the nested class Monitors$Lock.
     let line = test_rig::fixture_line("Monitors.java", "@nested").unwrap();
     let (_, main) = s.run_to_line("Monitors$Lock", line).await;
-    assert_eq!(method_names(&main).await, ["reenter", "nested", "main"]);
+    let below_main = common::frames_below_main().iter().map(|m| m.to_string());
+    let expected: Vec<String> = ["reenter", "nested", "main"].map(String::from).into_iter().chain(below_main).collect();
+    assert_eq!(method_names(&main).await, expected);
     let lock_a = static_object(&s.vm, "LOCK_A").await;
     let lock_b = static_object(&s.vm, "LOCK_B").await;
     assert_eq!(lock_a.get_value_by_name("name").await.unwrap().map(|v| v.tag()), Some(jdi::Tag::String));
 
+    // ObjectReference.MonitorInfo of a monitor a virtual main holds: JDK 25's agent answers no
+    // owner and an entry count of 0 (JDK 25's JVMTI GetObjectMonitorUsage answers so for a
+    // virtual owner, as measured), while ThreadReference.OwnedMonitors of the virtual thread lists
+    // the monitor (below).
+    let virtual_owner = common::virtual_main();
+    let owner = (!virtual_owner).then_some(&main);
     let info = lock_a.monitor_info().await.unwrap();
-    assert_eq!(info.owner.as_ref(), Some(&main));
-    assert_eq!(info.entry_count, 2, "a synchronized block, then a synchronized method");
+    assert_eq!(info.owner.as_ref(), owner);
+    let entries = if virtual_owner { 0 } else { 2 };
+    assert_eq!(info.entry_count, entries, "a synchronized block, then a synchronized method");
     assert!(info.waiters.is_empty());
-    assert_eq!(lock_b.entry_count().await.unwrap(), 1);
-    assert_eq!(lock_b.owning_thread().await.unwrap().as_ref(), Some(&main));
+    assert_eq!(lock_b.entry_count().await.unwrap(), if virtual_owner { 0 } else { 1 });
+    assert_eq!(lock_b.owning_thread().await.unwrap().as_ref(), owner);
 
     let mut owned = main.owned_monitors().await.unwrap();
     owned.sort_by_key(|o| o.id());
@@ -194,9 +204,18 @@ async fn contended_monitor_names_the_object_and_its_owner() {
     assert!(holder.owned_monitors().await.unwrap().contains(&lock_c));
     assert_eq!(holder.current_contended_monitor().await.unwrap(), None);
 
-    // "waiter" is in LOCK_W.wait(): it owns nothing, and the monitor names it as a waiter.
+    // "waiter" is in LOCK_W.wait(): it owns nothing, and the monitor names it as a waiter. Its
+    // contended monitor is LOCK_W on JDK 17 and null on JDK 25: JDK 23 changed JVMTI's
+    // GetCurrentContendedMonitor to name only a monitor the thread waits to enter, not one it
+    // waits on in Object.wait() (JDK-8256314); both agents answer what JVMTI says.
     assert_eq!(waiter.status().await.unwrap().0, ThreadStatus::Wait);
-    assert_eq!(waiter.current_contended_monitor().await.unwrap().as_ref(), Some(&lock_w));
+    let waited_on_is_contended = test_rig::jdk_feature_version().unwrap() < 23;
+    assert_eq!(
+        waiter.current_contended_monitor().await.unwrap().as_ref(),
+        waited_on_is_contended.then_some(&lock_w),
+        "JDK {}",
+        test_rig::jdk_feature_version().unwrap()
+    );
     assert!(waiter.owned_monitors().await.unwrap().is_empty());
     let info = lock_w.monitor_info().await.unwrap();
     assert_eq!((info.owner, info.entry_count), (None, 0));
@@ -278,6 +297,65 @@ async fn simultaneous_suspend_all_events_come_one_per_resume() {
     s.finish().await;
 }
 
+/// Whether the application's `Thread.resume()` works on the test JDK, so that the `AppResume` tests
+/// below apply: up to JDK 19 only. JDK 20 made `Thread.resume()` throw
+/// `UnsupportedOperationException` (JDK-8249627) and JDK 23 removed it (JDK-8320532): on those
+/// JDKs the application cannot resume a thread at all, so there is no application resume of a
+/// debugger-suspended thread for an agent to hold, and these tests are for JDK 17 only (the one
+/// JDK of 17–19 we test on). `application_thread_resume_is_gone_on_jdk_23_and_later` checks
+/// what the JDK 25 VM does with the same fixture instead.
+fn app_thread_resume_works(test: &str) -> bool {
+    let feature = test_rig::jdk_feature_version().unwrap();
+    if feature >= 20 {
+        eprintln!("{test}: JDK {feature} has no working Thread.resume() (JDK 17 only, see app_thread_resume_works)");
+    }
+    feature < 20
+}
+
+/// The fixture of the `Thread.resume()` tests on each JDK: the VM's `java.lang.Thread` has a
+/// `resume()` with code before JDK 23, and none on JDK 23 and later; there, main's
+/// `resumee.resume()` (compiled with `--release 17`) throws `NoSuchMethodError`, main dies, and the
+/// debugger's suspension of "resumee" is untouched until the debugger resumes it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn application_thread_resume_is_gone_on_jdk_23_and_later() {
+    let feature = test_rig::jdk_feature_version().unwrap();
+    let mut s = common::start("AppResume", &[]).await;
+    let (main, resumee) = app_resume_both_stopped(&mut s).await;
+    let thread_class = s.vm.classes_by_name("java.lang.Thread").await.unwrap().remove(0);
+    let resume = thread_class.methods_by_name_and_signature("resume", "()V").await.unwrap();
+    if feature < 23 {
+        assert_eq!(resume.len(), 1, "JDK {feature}: Thread.resume()");
+        assert!(resume[0].code_location().await.unwrap().is_some(), "JDK {feature}: Thread.resume() has code");
+        s.finish().await;
+        return;
+    }
+    assert!(resume.is_empty(), "JDK {feature} has no Thread.resume(): {resume:?}");
+    main.resume().await.unwrap();
+    let error = tokio::task::block_in_place(|| {
+        s.jvm.wait_for_line_in(test_rig::Stream::Stderr, "java.lang.NoSuchMethodError", TIMEOUT)
+    })
+    .unwrap();
+    assert!(error.contains("java.lang.Thread.resume()"), "{error}");
+    // A thread started by a virtual thread is a daemon (virtual threads are): with a virtual main,
+    // the VM ends as soon as main has died, while "resumee" is suspended at its breakpoint.
+    if !common::virtual_main() {
+        assert!(!app_resume_returned(&s.vm).await);
+        assert_eq!(resumee.suspend_count().await.unwrap(), 1, "still suspended by its breakpoint only");
+        resumee.resume().await.unwrap();
+        output_line(&s, "resumee continued");
+        let _ = s.vm.dispose().await;
+    }
+    let (status, output) =
+        tokio::task::spawn_blocking(move || (s.jvm.wait_for_exit(TIMEOUT), s.jvm.output_text())).await.unwrap();
+    assert_eq!(status.and_then(|s| s.code()), Some(1), "main died of the NoSuchMethodError\n{output}");
+    assert!(!output.contains("resume returned"), "{output}");
+    if !common::virtual_main() {
+        assert!(output.contains("resumee continued"), "{output}");
+    }
+    // (With a virtual main, the daemon "resumee" may or may not print before the VM halts: the
+    // agent lets suspended threads go at VM death, racing the exit.)
+}
+
 /// `AppResume.returned`: whether main came back from `resumee.resume()`.
 async fn app_resume_returned(vm: &VirtualMachine) -> bool {
     let ty = vm.classes_by_name("AppResume").await.unwrap().remove(0);
@@ -349,6 +427,9 @@ async fn wait_until_in_thread_resume(main: &ThreadReference) {
 /// the caller is an ordinary running thread, and the debugger's counts still nest.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn app_thread_resume_waits_for_the_debugger_resume() {
+    if !app_thread_resume_works("app_thread_resume_waits_for_the_debugger_resume") {
+        return;
+    }
     let mut s = common::start("AppResume", &[]).await;
     let (main, resumee) = main_held_in_thread_resume(&mut s).await;
     assert_eq!(main.status().await.unwrap(), (ThreadStatus::Running, false));
@@ -387,6 +468,9 @@ async fn app_thread_resume_waits_for_the_debugger_resume() {
 /// `Thread.resume()` leaves nothing blocked: the VM finishes normally.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_vanishing_debugger_releases_a_thread_held_in_thread_resume() {
+    if !app_thread_resume_works("a_vanishing_debugger_releases_a_thread_held_in_thread_resume") {
+        return;
+    }
     let mut s = common::start("AppResume", &[]).await;
     let (_main, resumee) = main_held_in_thread_resume(&mut s).await;
     assert!(resumee.is_suspended().await.unwrap());
@@ -400,6 +484,9 @@ async fn a_vanishing_debugger_releases_a_thread_held_in_thread_resume() {
 /// the debugger resuming it finishes the call.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thread_held_in_thread_resume_can_be_suspended() {
+    if !app_thread_resume_works("a_thread_held_in_thread_resume_can_be_suspended") {
+        return;
+    }
     let mut s = common::start("AppResume", &[]).await;
     let (main, resumee) = main_held_in_thread_resume(&mut s).await;
     main.suspend().await.unwrap();
@@ -418,6 +505,9 @@ async fn a_thread_held_in_thread_resume_can_be_suspended() {
 /// agent's internal one there never is); with it gone, the application's resume still waits.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_breakpoint_at_thread_resume_coexists_with_the_agents_own() {
+    if !app_thread_resume_works("a_breakpoint_at_thread_resume_coexists_with_the_agents_own") {
+        return;
+    }
     use jdi::{Event, EventRequest, SuspendPolicy};
     let mut s = common::start("AppResume", &[]).await;
     let (main, resumee) = app_resume_both_stopped(&mut s).await;

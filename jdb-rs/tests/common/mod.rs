@@ -22,6 +22,15 @@ pub fn testing_our_agent() -> bool {
     std::env::var("JDI_TEST_AGENT").is_ok_and(|v| v == "ours")
 }
 
+/// Whether a test that runs our agent whatever `JDI_TEST_AGENT` says (the profiler's) runs its
+/// fixture's `main` in a virtual thread: only in the runs against our agent
+/// (`JDI_TEST_AGENT=ours JDBG_TEST_VIRTUAL_MAIN=1`). The runs against the JDK's agent with virtual
+/// mains check the JDK's behaviour; these tests run with platform mains there, as they do in the
+/// run against our agent with platform mains.
+pub fn ours_virtual_main() -> bool {
+    test_rig::virtual_main_requested() && testing_our_agent()
+}
+
 /// `target/<profile>/libjdwp_agent.so`, next to the test binary's profile directory.
 pub fn our_agent_path() -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");

@@ -132,6 +132,10 @@ pub fn spawn_shmem_with(
         .args(args.iter().copied())
         .jvm_options(jvm_options.iter().copied())
         .expect_listening(false);
+    let builder = match agent {
+        ShmemAgent::Ours | ShmemAgent::OursWithLibrary => builder.virtual_main(ours_virtual_main()),
+        ShmemAgent::JdkWithOurTransport => builder,
+    };
     let builder = agent.configure(builder, &format!("server=y,suspend=y,address={name}"));
     let jvm = builder.spawn().expect("debuggee starts");
     jvm.wait_for_line(&format!("Listening for transport {} at address: {name}", agent.transport()), TIMEOUT)
@@ -258,4 +262,59 @@ impl Session {
         assert!(status.is_some_and(|s| s.success()), "debuggee did not exit normally: {status:?}\n{output}");
         output
     }
+}
+
+/// Whether the fixtures' `main`s run in a virtual thread (`JDBG_TEST_VIRTUAL_MAIN=1`).
+pub fn virtual_main() -> bool {
+    test_rig::virtual_main_requested()
+}
+
+/// The class of the thread running a fixture's `main`: `java.lang.VirtualThread` for a virtual
+/// main, `java.lang.Thread` for a platform one.
+pub fn main_thread_class() -> &'static str {
+    if virtual_main() { "java.lang.VirtualThread" } else { "java.lang.Thread" }
+}
+
+/// The name of the thread group of the thread running a fixture's `main` (and so of the groups
+/// and threads it creates without naming one): `VirtualThreads` for a virtual main (JDK 21+: every
+/// virtual thread is in that group), `main` for a platform one.
+pub fn main_group_name() -> &'static str {
+    if virtual_main() { "VirtualThreads" } else { "main" }
+}
+
+/// The frames below a fixture's `main` (innermost first) in the thread running it: none for a
+/// platform main; for a virtual main, the wrapper's reflective call of `main`
+/// (`tests/src/virtual_main/VirtualMainWrapper.java`) and the virtual thread's own start, as JDK 25
+/// has them (recorded from JDK 25's agent; another JDK's frames are to be recorded first).
+pub fn frames_below_main() -> &'static [&'static str] {
+    if !virtual_main() {
+        return &[];
+    }
+    match test_rig::jdk_feature_version().unwrap() {
+        25 => &[
+            "invokeStatic",   // DirectMethodHandle$Holder
+            "invoke",         // LambdaForm$MH
+            "invokeExact_MT", // Invokers$Holder
+            "invokeImpl",     // DirectMethodHandleAccessor
+            "invoke",         // DirectMethodHandleAccessor
+            "invoke",         // Method
+            "lambda$main$0",  // VirtualMainWrapper
+            "run",            // VirtualMainWrapper$$Lambda
+            "runWith",        // Thread
+            "run",            // VirtualThread
+            "run",            // VirtualThread$VThreadContinuation$1
+            "enter0",         // Continuation
+            "enter",          // Continuation
+        ],
+        other => panic!("the frames below a virtual main on JDK {other} are not recorded (see frames_below_main)"),
+    }
+}
+
+/// Whether a test that runs our agent whatever `JDI_TEST_AGENT` says (the shmem variants, the
+/// profiler) runs its fixture's `main` in a virtual thread: only in the runs against our agent
+/// (`JDI_TEST_AGENT=ours JDBG_TEST_VIRTUAL_MAIN=1`). The runs against the JDK's agent with
+/// virtual mains check the JDK's behaviour; these tests run with platform mains there, as they
+/// do in the run against our agent with platform mains.
+pub fn ours_virtual_main() -> bool {
+    virtual_main() && agent_is_ours()
 }
