@@ -556,7 +556,7 @@ async fn hit_phase(
     let (mut start, warm) = (Instant::now(), warm_up(hits));
     let mut last: Option<(EventSet, jdi::ThreadReference)> = None;
     for i in 0..hits {
-        let hit = events.next_within(T).await.map_err(err)?;
+        let hit = events.next_within(T).await.map_err(|e| format!("hit {i}: no breakpoint event: {e}"))?;
         if !hit.events.iter().any(|e| e.request() == Some(bp)) {
             return Err(format!("hit {i}: expected the breakpoint, got {hit:?}"));
         }
@@ -608,7 +608,7 @@ async fn step_phase(
     for i in 0..steps {
         vm.enable_request(&EventRequest::step(thread.id(), StepSize::Line, StepDepth::Over)).await.map_err(err)?;
         set.resume().await.map_err(err)?;
-        set = events.next_within(T).await.map_err(err)?;
+        set = events.next_within(T).await.map_err(|e| format!("step {i}: no step event: {e}"))?;
         let stepped = set.events.iter().any(|e| matches!(e, Event::SingleStep { .. }));
         if !stepped || !in_thread(&set) {
             return Err(format!("step {i}: expected a step in the virtual thread, got {set:?}"));
