@@ -396,13 +396,15 @@ impl Bench<'_> {
             None
         } else {
             let address = jvm.address().to_string();
-            let counts = block_on(spawn_debugger(&address, self.lines.never, starts)).map_err(|e| format!("debugger: {e}\n{}", jvm.output_text()))?;
+            let counts = block_on(spawn_debugger(&address, self.lines.never, starts))
+                .map_err(|e| format!("debugger: {e}\n{}", jvm.output_text()))?;
             Some(counts)
         };
         let stdout = self.finish(&jvm, RUN_TIMEOUT.saturating_sub(started.elapsed()))?;
         let spawned = parse_spawn_line(&stdout)?;
         if let (true, Some(counts)) = (starts, counts) {
-            check_starts(counts, &spawned).map_err(|e| format!("{e}; its time, {:.2} s, is not counted", spawned.seconds))?;
+            check_starts(counts, &spawned)
+                .map_err(|e| format!("{e}; its time, {:.2} s, is not counted", spawned.seconds))?;
         }
         Ok(spawned.seconds)
     }
@@ -598,7 +600,10 @@ async fn step_phase(
     let start_line = first_location(class, step_start).await?;
     let bp = vm.enable_request(&EventRequest::breakpoint(start_line)).await.map_err(err)?;
     set.resume().await.map_err(err)?;
-    let mut set = events.wait_for(T, |e| e.request() == Some(bp)).await.map_err(err)?;
+    let mut set = events
+        .wait_for(T, |e| e.request() == Some(bp))
+        .await
+        .map_err(|e| format!("no breakpoint event at stepLoop's first line, where the steps start: {e}"))?;
     vm.disable_request(bp).await.map_err(err)?;
     let in_thread = |set: &EventSet| set.thread().is_some_and(|t| t.id() == thread.id());
     if !in_thread(&set) {
@@ -684,7 +689,9 @@ fn render(o: &Options, results: &Results) -> String {
             Goal::RateAtLeast(1.0),
         ),
     ];
-    out.push_str("| measure | no agent | JDK agent | ours | JDK / no agent | ours / no agent | ours / JDK | goal | met |\n");
+    out.push_str(
+        "| measure | no agent | JDK agent | ours | JDK / no agent | ours / no agent | ours / JDK | goal | met |\n",
+    );
     out.push_str("|---|---:|---:|---:|---:|---:|---:|---|---|\n");
     for (label, metric, goal) in rows {
         if !results.keys().any(|(_, m)| *m == metric) {
