@@ -22,7 +22,9 @@
 //! `jcmd GC.heap_dump`, and allocation sampling overhead against JFR's (see `profiler_heap.rs`).
 //! `bench allclasses [...]`: the debugger's first `allClasses`, our agent against the JDK's, on the
 //! wire (see `allclasses.rs`). `bench shmem [...]` compares the shared-memory transport with the socket one, same agent and
-//! client (see `shmem.rs`).
+//! client (see `shmem.rs`). `bench vthreads [...]`: virtual threads under a debugger (start-and-join
+//! slowdown, thread start events, breakpoint and step rates), JDK 25's agent against ours (see
+//! `vthreads.rs`).
 
 mod agent;
 mod allclasses;
@@ -31,6 +33,7 @@ mod profiler;
 mod profiler_heap;
 mod shmem;
 mod side;
+mod vthreads;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Some("profiler") => profiler::main(&argv[1..]),
         Some("profiler-heap") => profiler_heap::main(&argv[1..]),
         Some("shmem") => shmem::main(&argv[1..]),
+        Some("vthreads") => vthreads::main(&argv[1..]),
         _ => orchestrate(&argv),
     };
     match result {
@@ -120,7 +124,8 @@ fn parse(argv: &[String]) -> Result<Options, String> {
                             [--reps N] [--runs N] [--only jdi-rs|jdi-rs-ct|jdi]\n       \
                             bench agent --help   (the agent benchmark: the JDK's agent against ours)\n       \
                             bench profiler --help   (the profiler benchmark: sampling overhead, deadlocks)
-                            bench profiler-heap --help   (heap dump vs jcmd, allocation sampling overhead)"
+                            bench profiler-heap --help   (heap dump vs jcmd, allocation sampling overhead)
+                            bench vthreads --help   (virtual threads under a debugger, JDK 25's agent vs ours)"
                     .into());
             }
             other => return Err(format!("unknown option {other} (try --help)")),
