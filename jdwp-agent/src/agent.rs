@@ -40,7 +40,8 @@
 //! 6. The profiler's `cpu` (the CPU sampler) and `thread_started` \[55, checked\] (agent
 //!    threads, held across VM calls; never one under the other).
 //! 7. Leaves \[60\]. Checked: `agent.ids`, `agent.fields`, `agent.methods`, `agent.frame_epochs`,
-//!    `agent.agent_threads`; the engine's tables (`applied_modes`, `breakpoints`, `watches`,
+//!    `agent.agent_threads`, `agent.tracked_virtual_threads` (under which agent threads make
+//!    JNI `NewLocalRef` calls, which never wait; see [`vthreads`]); the engine's tables (`applied_modes`, `breakpoints`, `watches`,
 //!    `installed`, `watched_fields`, `has_lines`, `default_stratum`, `freed`, `entry`, `steps`);
 //!    the invocation registry (`invoke.rs`'s `slots`), the allocation and monitor profilers'
 //!    state. By reading: `agent.session` (with its condition variable), the unload tracker's
@@ -67,6 +68,7 @@ pub mod helper;
 pub mod lock_order;
 pub mod owned;
 pub mod raw_event;
+pub mod vthreads;
 
 use crate::events::requests::RequestTable;
 use crate::id_hash::IdMap;
@@ -76,6 +78,7 @@ use crate::jvmti::Jvmti;
 use crate::options::Options;
 use crate::session::Session;
 use crate::thread_control::Threads;
+use crate::virtual_threads::Tracked;
 use lock_order::{REQUESTS, Ranked};
 
 /// A JNI global (or weak global) reference: valid on every thread until deleted.
@@ -137,6 +140,9 @@ pub struct Agent {
     pub startup: owned::Startup,
     /// Facts about the VM looked up once.
     pub memo: owned::Memo,
+    /// The virtual threads started since tracking began (`includevirtualthreads=y`; see
+    /// [`vthreads`]), as weak global references.
+    pub tracked_virtual_threads: Ranked<Tracked<GlobalRef>>,
 }
 
 // The one root static: JVMTI and JNI callbacks carry no context pointer, so they reach the agent
@@ -210,6 +216,7 @@ impl Agent {
             profilers: owned::Profilers::default(),
             startup: owned::Startup::default(),
             memo: owned::Memo::default(),
+            tracked_virtual_threads: Ranked::new(Tracked::default()),
         }
     }
 
@@ -998,11 +1005,7 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
     }
 
     fn supports_virtual_threads(&self) -> bool {
-        *self
-            .agent
-            .memo
-            .virtual_threads
-            .get_or_init(|| self.agent.jvmti.get_capabilities().is_ok_and(|c| c.can_support_virtual_threads()))
+        self.agent.supports_virtual_threads()
     }
 
     fn suspend_all_virtual(&self, except: &[ThreadId]) -> Result<(), ErrorCode> {

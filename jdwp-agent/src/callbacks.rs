@@ -17,7 +17,7 @@ use std::sync::Arc;
 use jdwp_protocol::{EventKind, SuspendPolicy};
 use jni_sys::{JNIEnv, jclass, jfieldID, jlong, jmethodID, jobject, jvalue};
 
-use crate::agent::{Agent, GlobalRef, agent};
+use crate::agent::{Agent, GlobalRef, agent, lock};
 use crate::events::filter::Request;
 use crate::events::requests::Matches;
 use crate::events::subject::{Subject, matches, offer_one};
@@ -223,6 +223,27 @@ pub unsafe extern "system" fn on_thread_start(_: *mut jvmtiEnv, jni_env: *mut JN
 }
 
 pub unsafe extern "system" fn on_thread_end(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thread: jthread) {
+    crate::guard((), || thread_event(jni_env, thread, EventKind::ThreadDeath));
+}
+
+/// JVMTI 21+, on the virtual thread itself: kept for `AllThreads` under `includevirtualthreads=y`,
+/// and reported to the thread start requests that match it. Enabled only while one of the two
+/// needs it (see [`crate::virtual_threads`]).
+pub unsafe extern "system" fn on_virtual_thread_start(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thread: jthread) {
+    crate::guard((), || {
+        let Some((agent, jni)) = live(jni_env) else { return };
+        if agent.options.include_virtual_threads {
+            agent.track_virtual_thread(jni, thread);
+        }
+        if lock(&agent.requests).wants(EventKind::ThreadStart) {
+            thread_event(jni_env, thread, EventKind::ThreadStart);
+        }
+    });
+}
+
+/// JVMTI 21+, on the virtual thread itself: reported to the thread death requests that match it
+/// (enabled only while one could).
+pub unsafe extern "system" fn on_virtual_thread_end(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thread: jthread) {
     crate::guard((), || thread_event(jni_env, thread, EventKind::ThreadDeath));
 }
 

@@ -42,6 +42,7 @@ mod step;
 pub mod thread_control;
 pub mod transport;
 mod values;
+mod virtual_threads;
 
 use std::panic::{AssertUnwindSafe, UnwindSafe};
 

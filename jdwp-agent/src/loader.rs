@@ -87,6 +87,9 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     callbacks.VMDeath = Some(crate::callbacks::on_vm_death);
     callbacks.ThreadStart = Some(crate::callbacks::on_thread_start);
     callbacks.ThreadEnd = Some(crate::callbacks::on_thread_end);
+    // Posted only once enabled, which needs JVMTI 21 (see `events::modes`).
+    callbacks.VirtualThreadStart = Some(crate::callbacks::on_virtual_thread_start);
+    callbacks.VirtualThreadEnd = Some(crate::callbacks::on_virtual_thread_end);
     callbacks.ClassPrepare = Some(crate::callbacks::on_class_prepare);
     callbacks.Breakpoint = Some(crate::callbacks::on_breakpoint);
     callbacks.SingleStep = Some(crate::callbacks::on_single_step);
@@ -362,6 +365,11 @@ impl From<String> for StartFailure {
 fn start(agent: &'static Agent, jni: Jni, init_thread: jthread, trigger: Trigger) -> Result<(), StartFailure> {
     let known = load_known_classes(jni).map_err(|e| format!("cannot find core classes: {e:?}"))?;
     let _ = agent.known.set(known);
+    if agent.options.include_virtual_threads {
+        // Virtual threads are kept for `AllThreads` from now on (VirtualThreadStart on).
+        let _setup = crate::events::setup(agent);
+        crate::events::modes::sync(agent);
+    }
 
     let transport = &agent.options.transport;
     let address = agent.options.address.clone().unwrap_or_else(|| "127.0.0.1:0".into());

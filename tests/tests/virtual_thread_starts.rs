@@ -1,0 +1,121 @@
+//! Thread starts and ends of virtual threads on the wire (issue #18), against JDK 25's agent (the
+//! reference) and ours: `ThreadStart`/`ThreadDeath` requests with and without
+//! `PlatformThreadsOnly`, for three virtual threads and one platform thread. Our agent enables
+//! JVMTI's `VirtualThreadStart`/`End` only while such a request could match a virtual thread
+//! (unit-tested in `jdwp-agent/src/virtual_threads.rs`); here the events are checked to be the
+//! JDK's. Needs a JDK 21+ test JDK (`JDBG_TEST_JDK`, e.g. Temurin 25); on an older one it says so
+//! loudly and skips.
+
+use std::time::Duration;
+
+use jdwp_protocol::commands::event::Event;
+use jdwp_protocol::commands::event_request::{self as er, Modifier};
+use jdwp_protocol::commands::{method, reference_type as rt, thread_reference as tr, virtual_machine as vm};
+use jdwp_protocol::{EventKind, Location, ReferenceTypeId, SuspendPolicy, TypeTag};
+use test_rig::Agent;
+use test_rig::wire::{RawSession, both_agents, run_to_class_prepare};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+const CLASS: &str = "VirtualStarts";
+
+/// Sets a suspend-all breakpoint at the marked line of `main`; returns its request ID.
+fn breakpoint(s: &mut RawSession, class: ReferenceTypeId, marker: &str) -> i32 {
+    let want = test_rig::fixture_line("VirtualStarts.java", marker).unwrap() as i32;
+    let methods = s.send(&rt::Methods { ref_type: class }).unwrap().declared;
+    let method_id = methods.iter().find(|m| m.name == "main").expect("main").method_id;
+    let table = s.send(&method::LineTable { ref_type: class, method_id }).unwrap();
+    let index = table.lines.iter().find(|l| l.line_number == want).expect("the line").line_code_index;
+    let loc = Location { type_tag: TypeTag::Class, class_id: class.into(), method_id, index: index as u64 };
+    s.send(&er::Set {
+        event_kind: EventKind::Breakpoint,
+        suspend_policy: SuspendPolicy::All,
+        modifiers: vec![Modifier::LocationOnly { loc }],
+    })
+    .unwrap()
+    .request_id
+}
+
+/// Every thread start and end the agent reports between the `ready` and `done` breakpoints, as
+/// sorted lines "<request> <kind> <thread name> virtual=<bool>" (threads run concurrently, so
+/// their order is not the program's), for the fixture's threads; other threads (carriers, the
+/// JDK's own) are counted by whether they are virtual.
+fn observe(agent: Agent) -> Vec<String> {
+    let (_jvm, mut s, class, _) = run_to_class_prepare(agent, CLASS, TIMEOUT);
+    let ready = breakpoint(&mut s, class, "@ready");
+    s.send(&vm::Resume {}).unwrap();
+    let set = s.next_composite();
+    assert!(matches!(set.events.as_slice(), [Event::Breakpoint { request_id, .. }] if *request_id == ready), "{set:?}");
+
+    let mut names = std::collections::HashMap::new();
+    let mut label = |s: &mut RawSession, kind: EventKind, platform_only: bool, name: &str| {
+        let modifiers = if platform_only { vec![Modifier::PlatformThreadsOnly {}] } else { vec![] };
+        let id =
+            s.send(&er::Set { event_kind: kind, suspend_policy: SuspendPolicy::None, modifiers }).unwrap().request_id;
+        names.insert(id, name.to_string());
+    };
+    label(&mut s, EventKind::ThreadStart, false, "starts");
+    label(&mut s, EventKind::ThreadStart, true, "platform-starts");
+    label(&mut s, EventKind::ThreadDeath, false, "deaths");
+    label(&mut s, EventKind::ThreadDeath, true, "platform-deaths");
+    let done = breakpoint(&mut s, class, "@done");
+    s.send(&vm::Resume {}).unwrap();
+
+    let mut seen = Vec::new();
+    let mut others_virtual = 0;
+    'events: loop {
+        let set = s.next_composite();
+        for event in &set.events {
+            let (request_id, thread, kind) = match *event {
+                Event::ThreadStart { request_id, thread } => (request_id, thread, "start"),
+                Event::ThreadDeath { request_id, thread } => (request_id, thread, "death"),
+                Event::Breakpoint { request_id, .. } if request_id == done => break 'events,
+                ref other => panic!("unexpected {other:?}"),
+            };
+            let name = s.send(&tr::Name { thread }).unwrap().thread_name;
+            let is_virtual = s.send(&tr::IsVirtual { thread }).unwrap().is_virtual;
+            if name.starts_with("vs-") || name.starts_with("ps-") {
+                seen.push(format!("{} {kind} {name} virtual={is_virtual}", names[&request_id]));
+            } else if is_virtual {
+                others_virtual += 1;
+            }
+        }
+    }
+    seen.sort();
+    seen.push(format!("other virtual threads: {others_virtual}"));
+    s.send(&vm::Resume {}).unwrap();
+    seen
+}
+
+#[test]
+fn thread_starts_and_ends_of_virtual_threads_are_reported_like_the_jdk_agent_does() {
+    let feature = test_rig::jdk_feature_version().unwrap();
+    if feature < 21 {
+        eprintln!("SKIPPED: the test JDK is {feature}; virtual threads need JDBG_TEST_JDK=<JDK 21+> (Temurin 25)");
+        return;
+    }
+    let mut results = Vec::new();
+    for (name, agent) in both_agents() {
+        let seen = observe(agent);
+        for line in &seen {
+            eprintln!("{name}: {line}");
+        }
+        results.push(seen);
+    }
+    let (jdk, ours) = (&results[0], &results[1]);
+    // The reference's own answers: every virtual thread's start and end reported to the
+    // unfiltered requests only, the platform thread's to both.
+    let mut expected = Vec::new();
+    for kind in ["start", "death"] {
+        let (all, platform) =
+            if kind == "start" { ("starts", "platform-starts") } else { ("deaths", "platform-deaths") };
+        for i in 0..3 {
+            expected.push(format!("{all} {kind} vs-{i} virtual=true"));
+        }
+        expected.push(format!("{all} {kind} ps-0 virtual=false"));
+        expected.push(format!("{platform} {kind} ps-0 virtual=false"));
+    }
+    expected.sort();
+    expected.push("other virtual threads: 0".into());
+    assert_eq!(jdk, &expected, "JDK's agent");
+    assert_eq!(ours, jdk, "ours against JDK's agent");
+}
