@@ -83,7 +83,13 @@ fn one_shot_alloc_and_monitor_profile_with_a_flame_graph() {
     assert!(out.contains("SITES BEGIN (ordered by allocated bytes)\n"), "{out}");
     assert!(out.contains(" rank   self  accum     bytes objs     bytes  objs trace name\n"), "{out}");
     assert!(out.contains("SITES END\n") && out.contains("MONITOR TIME BEGIN (total = "), "{out}");
-    assert!(out.contains("AllocContendLoop$Lock\n") && out.contains("held by \"holder\""), "{out}");
+    assert!(out.contains("AllocContendLoop$Lock\n"), "{out}");
+    // Which of the two threads blocks on the other within this one second depends on the
+    // scheduler (on a loaded machine, often only the holder, behind a descheduled grabber): the
+    // owner seen in grab() is checked above on the 2-second run; here only that every owner named
+    // is one of the two threads that take the lock (the line's layout is unit-tested).
+    let owners: Vec<&str> = out.lines().filter_map(|l| l.trim_start().strip_prefix("held by ")).collect();
+    assert!(owners.iter().all(|o| o.starts_with("\"holder\" ") || o.starts_with("\"grabber\" ")), "{out}");
     assert!(jvm.exit_status().is_none(), "the VM runs on");
     let _ = std::fs::remove_file(&svg);
 }
