@@ -1,0 +1,447 @@
+//! Events of every kind in a virtual thread on the wire (issue #18), against JDK 25's agent (the
+//! reference) and ours, with the same observations: breakpoints, steps of every size and depth
+//! (over calls that park the thread, so that it unmounts and may come back on another carrier),
+//! method entry and exit with its return value, field access and modification watchpoints, caught
+//! and uncaught exceptions, contended monitor enter/entered, monitor wait/waited, and a class
+//! prepare the virtual thread triggers. For each event: the event thread is the virtual thread
+//! (`IsVirtual` true), frame 0's location (method, line, code index), `this` and the int locals
+//! visible there, the suspend counts under policies event-thread and all, and that resuming works
+//! (the next event comes). Needs a JDK 21+ test JDK (`JDBG_TEST_JDK`, e.g. Temurin 25); on an
+//! older one it says so loudly and skips.
+
+use std::time::Duration;
+
+use jdwp_protocol::commands::event::{Composite, Event};
+use jdwp_protocol::commands::event_request::{self as er, Modifier};
+use jdwp_protocol::commands::stack_frame::{self as sf, SlotRequest};
+use jdwp_protocol::commands::{
+    method, object_reference as or, reference_type as rt, thread_reference as tr, virtual_machine as vm,
+};
+use jdwp_protocol::{
+    EventKind, Location, ObjectId, ReferenceTypeId, StepDepth, StepSize, SuspendPolicy, Tag, TaggedObjectId, ThreadId,
+    TypeTag,
+};
+use test_rig::wire::{RawSession, both_agents};
+use test_rig::{Agent, Debuggee};
+
+const TIMEOUT: Duration = Duration::from_secs(60);
+const CLASS: &str = "VirtualEvents";
+const FILE: &str = "VirtualEvents.java";
+
+/// One agent's session with the fixture, and what it has seen so far.
+struct Run {
+    s: RawSession,
+    class: ReferenceTypeId,
+    main: ThreadId,
+    vt: ThreadId,
+    out: Vec<(String, String)>,
+}
+
+impl Run {
+    fn note(&mut self, what: impl Into<String>, answer: String) {
+        self.out.push((what.into(), answer));
+    }
+
+    /// The location of the first code of a marked line of the fixture.
+    fn marker(&mut self, marker: &str) -> Location {
+        let want = test_rig::fixture_line(FILE, marker).unwrap() as i32;
+        let class = self.class;
+        for m in self.s.send(&rt::Methods { ref_type: class }).unwrap().declared {
+            let Ok(table) = self.s.send(&method::LineTable { ref_type: class, method_id: m.method_id }) else { continue };
+            if let Some(l) = table.lines.iter().filter(|l| l.line_number == want).min_by_key(|l| l.line_code_index) {
+                return Location {
+                    type_tag: TypeTag::Class,
+                    class_id: class.into(),
+                    method_id: m.method_id,
+                    index: l.line_code_index as u64,
+                };
+            }
+        }
+        panic!("no code at {marker}")
+    }
+
+    fn set(&mut self, kind: EventKind, policy: SuspendPolicy, modifiers: Vec<Modifier>) -> i32 {
+        self.s.send(&er::Set { event_kind: kind, suspend_policy: policy, modifiers }).unwrap().request_id
+    }
+
+    fn clear(&mut self, kind: EventKind, request_id: i32) {
+        self.s.send(&er::Clear { event_kind: kind, request_id }).unwrap();
+    }
+
+    /// Resumes what the last event suspended.
+    fn resume(&mut self, policy: SuspendPolicy) {
+        match policy {
+            SuspendPolicy::All => drop(self.s.send(&vm::Resume {}).unwrap()),
+            SuspendPolicy::EventThread => drop(self.s.send(&tr::Resume { thread: self.vt }).unwrap()),
+            SuspendPolicy::None => {}
+        }
+    }
+
+    /// The next composite: its policy and its only event.
+    fn next(&mut self, what: &str) -> (SuspendPolicy, Event) {
+        let Composite { suspend_policy, mut events } = self.s.next_composite();
+        assert_eq!(events.len(), 1, "{what}: one event expected, got {events:?}");
+        (suspend_policy, events.remove(0))
+    }
+
+    /// "Class.method:line@index" of a location.
+    fn place(&mut self, loc: &Location) -> String {
+        if loc.class_id.0 == 0 {
+            return "null".into();
+        }
+        let ref_type = ReferenceTypeId(loc.class_id.0);
+        let sig = self.s.send(&rt::Signature { ref_type }).unwrap().signature;
+        let name = self
+            .s
+            .send(&rt::Methods { ref_type })
+            .unwrap()
+            .declared
+            .into_iter()
+            .find(|m| m.method_id == loc.method_id)
+            .map_or("?".into(), |m| m.name);
+        let line = self
+            .s
+            .send(&method::LineTable { ref_type, method_id: loc.method_id })
+            .ok()
+            .and_then(|t| {
+                t.lines.iter().filter(|l| l.line_code_index as u64 <= loc.index).max_by_key(|l| l.line_code_index).map(
+                    |l| {
+                        let line = l.line_number as u32;
+                        // The fixture's markers name its lines, so that the observations read.
+                        fixture_marker_of(line).unwrap_or_else(|| line.to_string())
+                    },
+                )
+            })
+            .unwrap_or_else(|| "?".into());
+        format!("{sig}.{name}:{line}@{}", loc.index)
+    }
+
+    fn class_of(&mut self, object: ObjectId) -> String {
+        if object.0 == 0 {
+            return "null".into();
+        }
+        let ty = self.s.send(&or::ReferenceType { object }).unwrap().type_id;
+        self.s.send(&rt::Signature { ref_type: ty }).unwrap().signature
+    }
+
+    /// Everything an event's thread shows: the thread, frame 0 (against the event's location),
+    /// `this`, the int locals there, and the suspend counts of it and of main.
+    fn describe(&mut self, what: &str, policy: SuspendPolicy, thread: ThreadId, loc: Option<&Location>) {
+        let virt = self.s.send(&tr::IsVirtual { thread }).unwrap().is_virtual;
+        self.note(
+            format!("{what}: thread"),
+            format!("policy {policy:?}, the virtual thread: {}, is virtual: {virt}", thread == self.vt),
+        );
+        let frames = self.s.send(&tr::Frames { thread, start_frame: 0, length: 1 }).unwrap().frames;
+        let top = &frames[0];
+        let place = self.place(&top.location);
+        let same = loc.map(|l| *l == top.location);
+        self.note(format!("{what}: frame 0"), format!("{place} (the event's location: {same:?})"));
+        let this = self.s.send(&sf::ThisObject { thread, frame: top.frame_id }).unwrap().object_this;
+        let this = self.class_of(this.id);
+        self.note(format!("{what}: this"), this);
+        let ref_type = ReferenceTypeId(top.location.class_id.0);
+        let vars = self.s.send(&method::VariableTable { ref_type, method_id: top.location.method_id });
+        let mut ints = Vec::new();
+        if let Ok(vars) = vars {
+            let at = top.location.index as i64;
+            for v in vars.slots {
+                if v.signature == "I" && v.code_index <= at && at < v.code_index + i64::from(v.length) {
+                    let got = self
+                        .s
+                        .send(&sf::GetValues {
+                            thread,
+                            frame: top.frame_id,
+                            slots: vec![SlotRequest { slot: v.slot, sig_byte: Tag::Int }],
+                        })
+                        .unwrap()
+                        .values;
+                    ints.push(format!("{}={:?}", v.name, got[0]));
+                }
+            }
+        }
+        self.note(format!("{what}: int locals"), ints.join(" "));
+        let vt = self.s.send(&tr::SuspendCount { thread: self.vt }).unwrap().suspend_count;
+        let status = self.s.send(&tr::Status { thread: self.vt }).unwrap();
+        let main = self.s.send(&tr::SuspendCount { thread: self.main }).unwrap().suspend_count;
+        self.note(
+            format!("{what}: suspended"),
+            format!("virtual {vt} (status {:?}/{}), main {main}", status.thread_status, status.suspend_status),
+        );
+    }
+
+    /// Sets a one-shot breakpoint at `marker`, resumes what `resume` says, and describes the hit.
+    fn break_at(&mut self, marker: &str, policy: SuspendPolicy, resume: SuspendPolicy) -> SuspendPolicy {
+        let loc = self.marker(marker);
+        let req = self.set(EventKind::Breakpoint, policy, vec![Modifier::LocationOnly { loc }]);
+        self.resume(resume);
+        let (got, event) = self.next(marker);
+        let Event::Breakpoint { request_id, thread, location } = event else { panic!("{marker}: {event:?}") };
+        assert_eq!(request_id, req);
+        self.clear(EventKind::Breakpoint, req);
+        self.describe(&format!("breakpoint {marker}"), got, thread, Some(&location));
+        got
+    }
+}
+
+/// The marker on a line of the fixture, if it has one.
+fn fixture_marker_of(line: u32) -> Option<String> {
+    let text = std::fs::read_to_string(test_rig::fixture_source_dir().join(FILE)).ok()?;
+    let l = text.lines().nth(line as usize - 1)?;
+    l.split("// @").nth(1).map(|m| format!("@{}", m.trim()))
+}
+
+fn tagged(o: &TaggedObjectId) -> ObjectId {
+    o.id
+}
+
+/// Everything one agent shows, in order, as (what, answer) lines.
+fn observe(agent: Agent) -> Vec<(String, String)> {
+    use SuspendPolicy::{All, EventThread};
+    let jvm = Debuggee::builder(CLASS).virtual_main(false).agent(agent).spawn().expect("the debuggee starts");
+    let mut s = RawSession::attach(&jvm.address().to_string(), TIMEOUT).expect("attach");
+    assert!(matches!(s.next_composite().events.as_slice(), [Event::VmStart { .. }]));
+    let prep = s
+        .send(&er::Set {
+            event_kind: EventKind::ClassPrepare,
+            suspend_policy: All,
+            modifiers: vec![Modifier::ClassMatch { class_pattern: CLASS.into() }],
+        })
+        .unwrap();
+    s.send(&vm::Resume {}).unwrap();
+    let prepared = s.next_composite();
+    let Some(&Event::ClassPrepare { type_id: class, thread: main, .. }) = prepared.events.first() else {
+        panic!("{prepared:?}")
+    };
+    s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: prep.request_id }).unwrap();
+    let mut r = Run { s, class, main, vt: ThreadId(0), out: Vec::new() };
+
+    // 1. Breakpoints, each policy: the first tells which thread is the virtual one.
+    let loc = r.marker("@square");
+    let req = r.set(EventKind::Breakpoint, EventThread, vec![Modifier::LocationOnly { loc }]);
+    r.resume(All);
+    let (policy, event) = r.next("@square");
+    let Event::Breakpoint { request_id, thread, location } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, req);
+    r.vt = thread;
+    r.clear(EventKind::Breakpoint, req);
+    let name = r.s.send(&tr::Name { thread }).unwrap().thread_name;
+    r.note("event thread name", name);
+    r.describe("breakpoint @square", policy, thread, Some(&location));
+    let mut last = r.break_at("@steps", All, policy);
+
+    // 2. Steps of every size and depth, over and out of calls that park the thread.
+    let steps: &[(StepSize, StepDepth, SuspendPolicy)] = &[
+        (StepSize::Line, StepDepth::Over, EventThread), // to @steps-call
+        (StepSize::Line, StepDepth::Into, All),         // into square, @square
+        (StepSize::Line, StepDepth::Over, EventThread), // @square-return
+        (StepSize::Line, StepDepth::Out, EventThread),  // back in steps, @steps-call after the call
+        (StepSize::Line, StepDepth::Over, All),         // @steps-after
+        (StepSize::Min, StepDepth::Over, EventThread),  // the next code of @steps-after
+        (StepSize::Min, StepDepth::Into, All),          // and the next
+        (StepSize::Line, StepDepth::Over, EventThread), // @steps-park
+        (StepSize::Line, StepDepth::Into, EventThread), // into nap, @nap
+        (StepSize::Line, StepDepth::Over, All),         // over Thread.sleep (parks): @nap-again
+        (StepSize::Line, StepDepth::Out, EventThread),  // out over parkNanos (parks): steps, @steps-park
+        (StepSize::Line, StepDepth::Over, EventThread), // @steps-parked
+        (StepSize::Min, StepDepth::Out, All),           // back in body
+    ];
+    for (i, &(size, depth, policy)) in steps.iter().enumerate() {
+        let vt = r.vt;
+        let req = r.set(EventKind::SingleStep, policy, vec![Modifier::Step { thread: vt, size, depth }]);
+        r.resume(last);
+        let what = format!("step {i} {size:?} {depth:?}");
+        let (got, event) = r.next(&what);
+        let Event::SingleStep { request_id, thread, location } = event else { panic!("{what}: {event:?}") };
+        assert_eq!(request_id, req);
+        r.clear(EventKind::SingleStep, req);
+        r.describe(&what, got, thread, Some(&location));
+        last = got;
+    }
+
+    // 3. Method entry and exit with the value returned.
+    last = r.break_at("@entry-exit", EventThread, last);
+    let vt = r.vt;
+    let only = |extra: Modifier| vec![Modifier::ThreadOnly { thread: vt }, extra, Modifier::Count { count: 1 }];
+    let entry = r.set(EventKind::MethodEntry, All, only(Modifier::ClassMatch { class_pattern: CLASS.into() }));
+    let exit =
+        r.set(EventKind::MethodExitWithReturnValue, EventThread, only(Modifier::ClassMatch { class_pattern: CLASS.into() }));
+    r.resume(last);
+    let (got, event) = r.next("method entry");
+    let Event::MethodEntry { request_id, thread, location } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, entry);
+    r.describe("method entry", got, thread, Some(&location));
+    r.resume(got);
+    let (got, event) = r.next("method exit");
+    let Event::MethodExitWithReturnValue { request_id, thread, location, value } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, exit);
+    r.note("method exit: value", format!("{value:?}"));
+    r.describe("method exit", got, thread, Some(&location));
+    r.clear(EventKind::MethodEntry, entry);
+    r.clear(EventKind::MethodExitWithReturnValue, exit);
+    last = got;
+
+    // 4. Watchpoints on an instance field.
+    last = r.break_at("@watch", All, last);
+    let field = r.s.send(&rt::Fields { ref_type: class }).unwrap().declared.into_iter().find(|f| f.name == "counter");
+    let field_id = field.unwrap().field_id;
+    let on_field = || {
+        vec![Modifier::ThreadOnly { thread: vt }, Modifier::FieldOnly { declaring: class, field_id }]
+    };
+    let access = r.set(EventKind::FieldAccess, EventThread, on_field());
+    let modify = r.set(EventKind::FieldModification, All, on_field());
+    r.resume(last);
+    let (got, event) = r.next("field access");
+    let Event::FieldAccess { request_id, thread, location, object, .. } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, access);
+    let of = r.class_of(tagged(&object));
+    r.note("field access: object", of);
+    r.describe("field access", got, thread, Some(&location));
+    r.resume(got);
+    let (got, event) = r.next("field modification");
+    let Event::FieldModification { request_id, thread, location, object, value_to_be, .. } = event else {
+        panic!("{event:?}")
+    };
+    assert_eq!(request_id, modify);
+    let of = r.class_of(tagged(&object));
+    r.note("field modification: object, value", format!("{of} {value_to_be:?}"));
+    r.describe("field modification", got, thread, Some(&location));
+    r.clear(EventKind::FieldAccess, access);
+    r.clear(EventKind::FieldModification, modify);
+    last = got;
+
+    // 5. A caught exception.
+    last = r.break_at("@caught", EventThread, last);
+    let any = || {
+        vec![
+            Modifier::ThreadOnly { thread: vt },
+            Modifier::ExceptionOnly { exception_or_null: ReferenceTypeId(0), caught: true, uncaught: true },
+        ]
+    };
+    let thrown = r.set(EventKind::Exception, EventThread, any());
+    r.resume(last);
+    let (got, event) = r.next("caught exception");
+    let Event::Exception { request_id, thread, location, exception, catch_location } = event else {
+        panic!("{event:?}")
+    };
+    assert_eq!(request_id, thrown);
+    let (of, catch) = (r.class_of(exception.id), r.place(&catch_location));
+    r.note("caught exception: exception, catch", format!("{of} {catch}"));
+    r.describe("caught exception", got, thread, Some(&location));
+    r.clear(EventKind::Exception, thrown);
+    last = got;
+
+    // 6. A contended monitor: main holds it until the virtual thread blocks.
+    last = r.break_at("@contend", All, last);
+    let enter = r.set(EventKind::MonitorContendedEnter, EventThread, vec![Modifier::ThreadOnly { thread: vt }]);
+    let entered = r.set(EventKind::MonitorContendedEntered, All, vec![Modifier::ThreadOnly { thread: vt }]);
+    r.resume(last);
+    let (got, event) = r.next("contended enter");
+    let Event::MonitorContendedEnter { request_id, thread, object, location } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, enter);
+    let of = r.class_of(object.id);
+    r.note("contended enter: monitor", of);
+    r.describe("contended enter", got, thread, Some(&location));
+    r.resume(got);
+    let (got, event) = r.next("contended entered");
+    let Event::MonitorContendedEntered { request_id, thread, object, location } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, entered);
+    let of = r.class_of(object.id);
+    r.note("contended entered: monitor", of);
+    r.describe("contended entered", got, thread, Some(&location));
+    r.clear(EventKind::MonitorContendedEnter, enter);
+    r.clear(EventKind::MonitorContendedEntered, entered);
+    last = got;
+
+    // 7. Object.wait with a timeout nobody cuts short.
+    last = r.break_at("@wait", EventThread, last);
+    let wait = r.set(EventKind::MonitorWait, All, vec![Modifier::ThreadOnly { thread: vt }]);
+    let waited = r.set(EventKind::MonitorWaited, EventThread, vec![Modifier::ThreadOnly { thread: vt }]);
+    r.resume(last);
+    let (got, event) = r.next("monitor wait");
+    let Event::MonitorWait { request_id, thread, object, location, timeout } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, wait);
+    let of = r.class_of(object.id);
+    r.note("monitor wait: monitor, timeout", format!("{of} {timeout}"));
+    r.describe("monitor wait", got, thread, Some(&location));
+    r.resume(got);
+    let (got, event) = r.next("monitor waited");
+    let Event::MonitorWaited { request_id, thread, object, location, timed_out } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, waited);
+    let of = r.class_of(object.id);
+    r.note("monitor waited: monitor, timed out", format!("{of} {timed_out}"));
+    r.describe("monitor waited", got, thread, Some(&location));
+    r.clear(EventKind::MonitorWait, wait);
+    r.clear(EventKind::MonitorWaited, waited);
+    last = got;
+
+    // 8. A class the virtual thread prepares.
+    last = r.break_at("@prepare", All, last);
+    let lazy = format!("{CLASS}$Lazy");
+    let prep = r.set(EventKind::ClassPrepare, EventThread, vec![Modifier::ClassMatch { class_pattern: lazy }]);
+    r.resume(last);
+    let (got, event) = r.next("class prepare");
+    let Event::ClassPrepare { request_id, thread, signature, .. } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, prep);
+    r.note("class prepare: type", signature);
+    r.describe("class prepare", got, thread, None);
+    r.clear(EventKind::ClassPrepare, prep);
+    last = got;
+
+    // 9. The exception nothing in the program catches.
+    last = r.break_at("@uncaught", EventThread, last);
+    let thrown = r.set(EventKind::Exception, All, any());
+    r.resume(last);
+    let (got, event) = r.next("uncaught exception");
+    let Event::Exception { request_id, thread, location, exception, catch_location } = event else {
+        panic!("{event:?}")
+    };
+    assert_eq!(request_id, thrown);
+    let (of, catch) = (r.class_of(exception.id), r.place(&catch_location));
+    r.note("uncaught exception: exception, catch", format!("{of} {catch}"));
+    r.describe("uncaught exception", got, thread, Some(&location));
+    r.clear(EventKind::Exception, thrown);
+
+    // 10. Let it all run to the end.
+    r.resume(got);
+    let done = jvm.wait_for_line("VirtualEvents done", TIMEOUT);
+    r.note("program", format!("{:?}", done.map(|l| l.trim().to_string())));
+    let _ = r.s.send(&vm::Dispose {});
+    let Run { s, out, .. } = r;
+    s.close();
+    assert!(jvm.wait_for_exit(TIMEOUT).is_some_and(|st| st.success()), "{}", jvm.output_text());
+    out
+}
+
+#[test]
+fn events_of_every_kind_in_a_virtual_thread_are_reported_like_the_jdk_agent_does() {
+    let feature = test_rig::jdk_feature_version().unwrap();
+    if feature < 21 {
+        eprintln!("SKIPPED: the test JDK is {feature}; virtual threads need JDBG_TEST_JDK=<JDK 21+> (Temurin 25)");
+        return;
+    }
+    let mut results = Vec::new();
+    for (name, agent) in both_agents() {
+        let seen = observe(agent);
+        for (what, answer) in &seen {
+            eprintln!("{name}: {what}: {answer}");
+        }
+        results.push(seen);
+    }
+    let (jdk, ours) = (&results[0], &results[1]);
+    // The reference's own answers, which the test relies on.
+    let at = |what: &str| jdk.iter().find(|(w, _)| w == what).map(|(_, a)| a.as_str()).unwrap();
+    assert_eq!(at("event thread name"), "vt-events");
+    assert_eq!(at("breakpoint @square: int locals"), "n=Int(3)");
+    assert_eq!(at("method exit: value"), "Int(25)");
+    assert!(at("program").starts_with("Ok(\"VirtualEvents done"), "{}", at("program"));
+    for (what, answer) in jdk {
+        if what.ends_with(": thread") {
+            assert!(answer.ends_with("the virtual thread: true, is virtual: true"), "{what}: {answer}");
+        }
+    }
+    for (j, o) in jdk.iter().zip(ours) {
+        assert_eq!(o, j, "ours against JDK's agent");
+    }
+    assert_eq!(jdk.len(), ours.len());
+}
