@@ -3,7 +3,8 @@
 //! (over calls that park the thread, so that it unmounts and may come back on another carrier),
 //! method entry and exit with its return value, field access and modification watchpoints, caught
 //! and uncaught exceptions, contended monitor enter/entered, monitor wait/waited, and a class
-//! prepare the virtual thread triggers. For each event: the event thread is the virtual thread
+//! prepare the virtual thread triggers. While it steps, another virtual thread runs the same code
+//! (through the places a step waits at), unfiltered by anything but the step's thread. For each event: the event thread is the virtual thread
 //! (`IsVirtual` true), frame 0's location (method, line, code index), `this` and the int locals
 //! visible there, the suspend counts under policies event-thread and all, and that resuming works
 //! (the next event comes). Needs a JDK 21+ test JDK (`JDBG_TEST_JDK`, e.g. Temurin 25); on an
@@ -170,10 +171,33 @@ impl Run {
         );
     }
 
+    /// Takes one step in the virtual thread from where the last event (of policy `last`) left it,
+    /// and describes where it ends.
+    fn step(
+        &mut self,
+        what: &str,
+        size: StepSize,
+        depth: StepDepth,
+        policy: SuspendPolicy,
+        last: SuspendPolicy,
+    ) -> (SuspendPolicy, Location) {
+        let vt = self.vt;
+        let req = self.set(EventKind::SingleStep, policy, vec![Modifier::Step { thread: vt, size, depth }]);
+        self.resume(last);
+        let (got, event) = self.next(what);
+        let Event::SingleStep { request_id, thread, location } = event else { panic!("{what}: {event:?}") };
+        assert_eq!(request_id, req);
+        self.clear(EventKind::SingleStep, req);
+        self.describe(what, got, thread, Some(&location));
+        (got, location)
+    }
+
     /// Sets a one-shot breakpoint at `marker`, resumes what `resume` says, and describes the hit.
     fn break_at(&mut self, marker: &str, policy: SuspendPolicy, resume: SuspendPolicy) -> SuspendPolicy {
         let loc = self.marker(marker);
-        let req = self.set(EventKind::Breakpoint, policy, vec![Modifier::LocationOnly { loc }]);
+        let vt = self.vt;
+        let only = vec![Modifier::ThreadOnly { thread: vt }, Modifier::LocationOnly { loc }];
+        let req = self.set(EventKind::Breakpoint, policy, only);
         self.resume(resume);
         let (got, event) = self.next(marker);
         let Event::Breakpoint { request_id, thread, location } = event else { panic!("{marker}: {event:?}") };
@@ -241,22 +265,29 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
         (StepSize::Min, StepDepth::Into, All),          // and the next
         (StepSize::Line, StepDepth::Over, EventThread), // @steps-park
         (StepSize::Line, StepDepth::Into, EventThread), // into nap, @nap
-        (StepSize::Line, StepDepth::Over, All),         // over Thread.sleep (parks): @nap-again
-        (StepSize::Line, StepDepth::Out, EventThread),  // out over parkNanos (parks): steps, @steps-park
-        (StepSize::Line, StepDepth::Over, EventThread), // @steps-parked
+        // (Then into Thread.sleep and over its lines, parking, back to nap's @nap-again: below.)
+        (StepSize::Line, StepDepth::Over, All),         // over parkNanos (parks): @nap-last
+        (StepSize::Line, StepDepth::Out, EventThread),  // out over parkNanos (parks): steps, @steps-parked
+        (StepSize::Line, StepDepth::Over, EventThread), // the return
         (StepSize::Min, StepDepth::Out, All),           // back in body
     ];
     for (i, &(size, depth, policy)) in steps.iter().enumerate() {
-        let vt = r.vt;
-        let req = r.set(EventKind::SingleStep, policy, vec![Modifier::Step { thread: vt, size, depth }]);
-        r.resume(last);
-        let what = format!("step {i} {size:?} {depth:?}");
-        let (got, event) = r.next(&what);
-        let Event::SingleStep { request_id, thread, location } = event else { panic!("{what}: {event:?}") };
-        assert_eq!(request_id, req);
-        r.clear(EventKind::SingleStep, req);
-        r.describe(&what, got, thread, Some(&location));
-        last = got;
+        (last, _) = r.step(&format!("step {i} {size:?} {depth:?}"), size, depth, policy, last);
+        if i == 8 {
+            // At @nap: into Thread.sleep, and line by line over the JDK's code that parks the
+            // thread, until back in nap (the scheduler's code is never a place a step stops at).
+            let (size, depth) = (StepSize::Line, StepDepth::Into);
+            let mut at;
+            (last, at) = r.step("into Thread.sleep", size, depth, EventThread, last);
+            for k in 0.. {
+                assert!(k < 60, "still not back in nap after {k} steps: {}", r.place(&at));
+                if at.class_id.0 == r.class.0 {
+                    break;
+                }
+                let policy = if k % 2 == 0 { All } else { EventThread };
+                (last, at) = r.step(&format!("in Thread.sleep, step {k}"), StepSize::Line, StepDepth::Over, policy, last);
+            }
+        }
     }
 
     // 3. Method entry and exit with the value returned.
@@ -435,6 +466,7 @@ fn events_of_every_kind_in_a_virtual_thread_are_reported_like_the_jdk_agent_does
     assert_eq!(at("breakpoint @square: int locals"), "n=Int(3)");
     assert_eq!(at("method exit: value"), "Int(25)");
     assert!(at("program").starts_with("Ok(\"VirtualEvents done"), "{}", at("program"));
+    assert!(at("program").contains("other rounds>0=true"), "{}", at("program"));
     for (what, answer) in jdk {
         if what.ends_with(": thread") {
             assert!(answer.ends_with("the virtual thread: true, is virtual: true"), "{what}: {answer}");
