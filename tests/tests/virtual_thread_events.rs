@@ -272,6 +272,33 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
         (StepSize::Min, StepDepth::Out, All),           // back in body
     ];
     for (i, &(size, depth, policy)) in steps.iter().enumerate() {
+        if i == 4 {
+            // A step that ends where a breakpoint is: both in one composite.
+            let loc = r.marker("@steps-after");
+            let vt = r.vt;
+            let modifiers = vec![Modifier::ThreadOnly { thread: vt }, Modifier::LocationOnly { loc }];
+            let bp = r.set(EventKind::Breakpoint, EventThread, modifiers);
+            let modifiers = vec![Modifier::Step { thread: vt, size, depth }];
+            let req = r.set(EventKind::SingleStep, policy, modifiers);
+            r.resume(last);
+            let set = r.s.next_composite();
+            let kinds: Vec<String> = set
+                .events
+                .iter()
+                .map(|e| match *e {
+                    Event::SingleStep { request_id, thread, .. } => format!("step {} {}", request_id == req, thread == vt),
+                    Event::Breakpoint { request_id, thread, .. } => format!("bp {} {}", request_id == bp, thread == vt),
+                    ref other => format!("{other:?}"),
+                })
+                .collect();
+            r.note("step onto a breakpoint: events", format!("policy {:?}: {kinds:?}", set.suspend_policy));
+            let Some(Event::SingleStep { location, .. }) = set.events.first().cloned() else { panic!("{set:?}") };
+            r.clear(EventKind::SingleStep, req);
+            r.clear(EventKind::Breakpoint, bp);
+            r.describe("step onto a breakpoint", set.suspend_policy, vt, Some(&location));
+            last = set.suspend_policy;
+            continue;
+        }
         (last, _) = r.step(&format!("step {i} {size:?} {depth:?}"), size, depth, policy, last);
         if i == 8 {
             // At @nap: into Thread.sleep, and line by line over the JDK's code that parks the
@@ -360,7 +387,8 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
     r.note("caught exception: exception, catch", format!("{of} {catch}"));
     r.describe("caught exception", got, thread, Some(&location));
     r.clear(EventKind::Exception, thrown);
-    last = got;
+    // A step over the throw: it ends in the handler, a frame up.
+    (last, _) = r.step("step over the throw", StepSize::Line, StepDepth::Over, All, got);
 
     // 6. A contended monitor: main holds it until the virtual thread blocks.
     last = r.break_at("@contend", All, last);
