@@ -48,7 +48,9 @@ impl Run {
         let want = test_rig::fixture_line(FILE, marker).unwrap() as i32;
         let class = self.class;
         for m in self.s.send(&rt::Methods { ref_type: class }).unwrap().declared {
-            let Ok(table) = self.s.send(&method::LineTable { ref_type: class, method_id: m.method_id }) else { continue };
+            let Ok(table) = self.s.send(&method::LineTable { ref_type: class, method_id: m.method_id }) else {
+                continue;
+            };
             if let Some(l) = table.lines.iter().filter(|l| l.line_number == want).min_by_key(|l| l.line_code_index) {
                 return Location {
                     type_tag: TypeTag::Class,
@@ -266,10 +268,10 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
         (StepSize::Line, StepDepth::Over, EventThread), // @steps-park
         (StepSize::Line, StepDepth::Into, EventThread), // into nap, @nap
         // (Then into Thread.sleep and over its lines, parking, back to nap's @nap-again: below.)
-        (StepSize::Line, StepDepth::Over, All),         // over parkNanos (parks): @nap-last
-        (StepSize::Line, StepDepth::Out, EventThread),  // out over parkNanos (parks): steps, @steps-parked
+        (StepSize::Line, StepDepth::Over, All), // over parkNanos (parks): @nap-last
+        (StepSize::Line, StepDepth::Out, EventThread), // out over parkNanos (parks): steps, @steps-parked
         (StepSize::Line, StepDepth::Over, EventThread), // the return
-        (StepSize::Min, StepDepth::Out, All),           // back in body
+        (StepSize::Min, StepDepth::Out, All),   // back in body
     ];
     for (i, &(size, depth, policy)) in steps.iter().enumerate() {
         if i == 4 {
@@ -286,7 +288,9 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
                 .events
                 .iter()
                 .map(|e| match *e {
-                    Event::SingleStep { request_id, thread, .. } => format!("step {} {}", request_id == req, thread == vt),
+                    Event::SingleStep { request_id, thread, .. } => {
+                        format!("step {} {}", request_id == req, thread == vt)
+                    }
                     Event::Breakpoint { request_id, thread, .. } => format!("bp {} {}", request_id == bp, thread == vt),
                     ref other => format!("{other:?}"),
                 })
@@ -312,7 +316,8 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
                     break;
                 }
                 let policy = if k % 2 == 0 { All } else { EventThread };
-                (last, at) = r.step(&format!("in Thread.sleep, step {k}"), StepSize::Line, StepDepth::Over, policy, last);
+                (last, at) =
+                    r.step(&format!("in Thread.sleep, step {k}"), StepSize::Line, StepDepth::Over, policy, last);
             }
         }
     }
@@ -322,8 +327,11 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
     let vt = r.vt;
     let only = |extra: Modifier| vec![Modifier::ThreadOnly { thread: vt }, extra, Modifier::Count { count: 1 }];
     let entry = r.set(EventKind::MethodEntry, All, only(Modifier::ClassMatch { class_pattern: CLASS.into() }));
-    let exit =
-        r.set(EventKind::MethodExitWithReturnValue, EventThread, only(Modifier::ClassMatch { class_pattern: CLASS.into() }));
+    let exit = r.set(
+        EventKind::MethodExitWithReturnValue,
+        EventThread,
+        only(Modifier::ClassMatch { class_pattern: CLASS.into() }),
+    );
     r.resume(last);
     let (got, event) = r.next("method entry");
     let Event::MethodEntry { request_id, thread, location } = event else { panic!("{event:?}") };
@@ -343,9 +351,7 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
     last = r.break_at("@watch", All, last);
     let field = r.s.send(&rt::Fields { ref_type: class }).unwrap().declared.into_iter().find(|f| f.name == "counter");
     let field_id = field.unwrap().field_id;
-    let on_field = || {
-        vec![Modifier::ThreadOnly { thread: vt }, Modifier::FieldOnly { declaring: class, field_id }]
-    };
+    let on_field = || vec![Modifier::ThreadOnly { thread: vt }, Modifier::FieldOnly { declaring: class, field_id }];
     let access = r.set(EventKind::FieldAccess, EventThread, on_field());
     let modify = r.set(EventKind::FieldModification, All, on_field());
     r.resume(last);
