@@ -451,23 +451,61 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
     r.note("class prepare: type", signature);
     r.describe("class prepare", got, thread, None);
     r.clear(EventKind::ClassPrepare, prep);
-    last = got;
 
-    // 9. The exception nothing in the program catches.
-    last = r.break_at("@uncaught", EventThread, last);
+    // 9. A method entry with policy none (Lazy's constructor), then the breakpoint after it.
+    let lazy = format!("{CLASS}$Lazy");
+    let entry = r.set(EventKind::MethodEntry, SuspendPolicy::None, only(Modifier::ClassMatch { class_pattern: lazy }));
+    let loc = r.marker("@uncaught");
+    let bp = r.set(
+        EventKind::Breakpoint,
+        EventThread,
+        vec![Modifier::ThreadOnly { thread: vt }, Modifier::LocationOnly { loc }],
+    );
+    r.resume(got);
+    let (got, event) = r.next("method entry, policy none");
+    let Event::MethodEntry { request_id, thread, location } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, entry);
+    let virt = r.s.send(&tr::IsVirtual { thread }).unwrap().is_virtual;
+    let place = r.place(&location);
+    r.note("method entry, policy none", format!("{got:?} {} {virt} {place}", thread == vt));
+    let (got, event) = r.next("@uncaught");
+    let Event::Breakpoint { request_id, thread, location } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, bp);
+    r.clear(EventKind::MethodEntry, entry);
+    r.clear(EventKind::Breakpoint, bp);
+    r.describe("breakpoint @uncaught", got, thread, Some(&location));
+
+    // 10. The exception nothing in the program catches, for a request of any exception and one of
+    // uncaught ones only.
     let thrown = r.set(EventKind::Exception, All, any());
-    r.resume(last);
-    let (got, event) = r.next("uncaught exception");
-    let Event::Exception { request_id, thread, location, exception, catch_location } = event else {
-        panic!("{event:?}")
+    let uncaught = vec![
+        Modifier::ThreadOnly { thread: vt },
+        Modifier::ExceptionOnly { exception_or_null: ReferenceTypeId(0), caught: false, uncaught: true },
+    ];
+    let uncaught = r.set(EventKind::Exception, EventThread, uncaught);
+    r.resume(got);
+    let set = r.s.next_composite();
+    let requests: Vec<String> = set
+        .events
+        .iter()
+        .map(|e| match *e {
+            Event::Exception { request_id, .. } if request_id == thrown => "any".to_string(),
+            Event::Exception { request_id, .. } if request_id == uncaught => "uncaught only".to_string(),
+            ref other => format!("{other:?}"),
+        })
+        .collect();
+    r.note("uncaught exception: requests", format!("{requests:?}"));
+    let Some(Event::Exception { thread, location, exception, catch_location, .. }) = set.events.first().cloned() else {
+        panic!("{set:?}")
     };
-    assert_eq!(request_id, thrown);
+    let got = set.suspend_policy;
     let (of, catch) = (r.class_of(exception.id), r.place(&catch_location));
     r.note("uncaught exception: exception, catch", format!("{of} {catch}"));
     r.describe("uncaught exception", got, thread, Some(&location));
     r.clear(EventKind::Exception, thrown);
+    r.clear(EventKind::Exception, uncaught);
 
-    // 10. Let it all run to the end.
+    // 11. Let it all run to the end.
     r.resume(got);
     let done = jvm.wait_for_line("VirtualEvents done", TIMEOUT);
     r.note("program", format!("{:?}", done.map(|l| l.trim().to_string())));
