@@ -20,7 +20,7 @@ use jdwp_protocol::commands::{
 };
 use jdwp_protocol::{
     EventKind, Location, ObjectId, ReferenceTypeId, StepDepth, StepSize, SuspendPolicy, Tag, TaggedObjectId, ThreadId,
-    TypeTag,
+    TypeTag, Value,
 };
 use test_rig::wire::{RawSession, both_agents};
 use test_rig::{Agent, Debuggee};
@@ -36,6 +36,9 @@ struct Run {
     main: ThreadId,
     vt: ThreadId,
     out: Vec<(String, String)>,
+    /// The carrier the virtual thread was on at each step's end (shown, not compared: which
+    /// carrier runs it after a park is up to the scheduler).
+    carriers: Vec<String>,
 }
 
 impl Run {
@@ -191,7 +194,25 @@ impl Run {
         assert_eq!(request_id, req);
         self.clear(EventKind::SingleStep, req);
         self.describe(what, got, thread, Some(&location));
+        let carrier = self.carrier();
+        self.carriers.push(carrier);
         (got, location)
+    }
+
+    /// The name of the platform thread the (suspended) virtual thread is mounted on, if any: its
+    /// `VirtualThread.carrierThread` field.
+    fn carrier(&mut self) -> String {
+        let object = ObjectId(self.vt.0);
+        let ty = self.s.send(&or::ReferenceType { object }).unwrap().type_id;
+        let Some(field) =
+            self.s.send(&rt::Fields { ref_type: ty }).unwrap().declared.into_iter().find(|f| f.name == "carrierThread")
+        else {
+            return "?".into();
+        };
+        match self.s.send(&or::GetValues { object, fields: vec![field.field_id] }).unwrap().values[0] {
+            Value::Object(_, id) if id.0 != 0 => self.s.send(&tr::Name { thread: ThreadId(id.0) }).unwrap().thread_name,
+            _ => "none".into(),
+        }
     }
 
     /// Sets a one-shot breakpoint at `marker`, resumes what `resume` says, and describes the hit.
@@ -240,7 +261,7 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
         panic!("{prepared:?}")
     };
     s.send(&er::Clear { event_kind: EventKind::ClassPrepare, request_id: prep.request_id }).unwrap();
-    let mut r = Run { s, class, main, vt: ThreadId(0), out: Vec::new() };
+    let mut r = Run { s, class, main, vt: ThreadId(0), out: Vec::new(), carriers: Vec::new() };
 
     // 1. Breakpoints, each policy: the first tells which thread is the virtual one.
     let loc = r.marker("@square");
@@ -510,7 +531,9 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
     let done = jvm.wait_for_line("VirtualEvents done", TIMEOUT);
     r.note("program", format!("{:?}", done.map(|l| l.trim().to_string())));
     let _ = r.s.send(&vm::Dispose {});
-    let Run { s, out, .. } = r;
+    let Run { s, out, carriers, .. } = r;
+    let changes = carriers.windows(2).filter(|w| w[0] != w[1]).count();
+    eprintln!("carriers at the steps' ends ({changes} changes): {carriers:?}");
     s.close();
     assert!(jvm.wait_for_exit(TIMEOUT).is_some_and(|st| st.success()), "{}", jvm.output_text());
     out
