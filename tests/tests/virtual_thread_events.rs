@@ -419,6 +419,28 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
 
     // 6. A contended monitor: main holds it until the virtual thread blocks.
     last = r.break_at("@contend", All, last);
+    // First, main stops (suspend all) once the virtual thread is parked on the latch before the
+    // monitor, unmounted; a step over begins there, in the JDK's parking code, and ends once the
+    // thread runs again, in it.
+    let loc = r.marker("@main-vt-parked");
+    let main = r.main;
+    let bp =
+        r.set(EventKind::Breakpoint, All, vec![Modifier::ThreadOnly { thread: main }, Modifier::LocationOnly { loc }]);
+    r.resume(last);
+    let (got, event) = r.next("@main-vt-parked");
+    let Event::Breakpoint { request_id, .. } = event else { panic!("{event:?}") };
+    assert_eq!(request_id, bp);
+    r.clear(EventKind::Breakpoint, bp);
+    let status = r.s.send(&tr::Status { thread: vt }).unwrap();
+    let count = r.s.send(&tr::SuspendCount { thread: vt }).unwrap().suspend_count;
+    let frames = r.s.send(&tr::Frames { thread: vt, start_frame: 0, length: 1 }).unwrap().frames;
+    let top = r.place(&frames[0].location);
+    let carrier = r.carrier();
+    r.note(
+        "parked",
+        format!("{:?}/{} count {count}, frame 0 {top}, carrier {carrier}", status.thread_status, status.suspend_status),
+    );
+    (last, _) = r.step("step over from the park", StepSize::Line, StepDepth::Over, EventThread, got);
     let enter = r.set(EventKind::MonitorContendedEnter, EventThread, vec![Modifier::ThreadOnly { thread: vt }]);
     let entered = r.set(EventKind::MonitorContendedEntered, All, vec![Modifier::ThreadOnly { thread: vt }]);
     r.resume(last);
