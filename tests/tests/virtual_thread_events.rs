@@ -186,8 +186,23 @@ impl Run {
         policy: SuspendPolicy,
         last: SuspendPolicy,
     ) -> (SuspendPolicy, Location) {
+        self.step_with(what, size, depth, policy, last, Vec::new())
+    }
+
+    /// [`Run::step`] with more modifiers after the step's own.
+    fn step_with(
+        &mut self,
+        what: &str,
+        size: StepSize,
+        depth: StepDepth,
+        policy: SuspendPolicy,
+        last: SuspendPolicy,
+        more: Vec<Modifier>,
+    ) -> (SuspendPolicy, Location) {
         let vt = self.vt;
-        let req = self.set(EventKind::SingleStep, policy, vec![Modifier::Step { thread: vt, size, depth }]);
+        let mut modifiers = vec![Modifier::Step { thread: vt, size, depth }];
+        modifiers.extend(more);
+        let req = self.set(EventKind::SingleStep, policy, modifiers);
         self.resume(last);
         let (got, event) = self.next(what);
         let Event::SingleStep { request_id, thread, location } = event else { panic!("{what}: {event:?}") };
@@ -288,8 +303,9 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
         (StepSize::Min, StepDepth::Into, All),          // and the next
         (StepSize::Line, StepDepth::Over, EventThread), // @steps-park
         (StepSize::Line, StepDepth::Into, EventThread), // into nap, @nap
-        // (Then into Thread.sleep and over its lines, parking, back to nap's @nap-again: below.)
-        (StepSize::Line, StepDepth::Over, All), // over parkNanos (parks): @nap-last
+        // (Then into Thread.sleep and over its lines, parking, back to nap's @nap-again, and a
+        // step into with the JDK's classes excluded, as IDEs step, over parkNanos: below.)
+        (StepSize::Line, StepDepth::Over, All), // over parkNanos (parks): @nap-end
         (StepSize::Line, StepDepth::Out, EventThread), // out over parkNanos (parks): steps, @steps-parked
         (StepSize::Line, StepDepth::Over, EventThread), // the return
         (StepSize::Min, StepDepth::Out, All),   // back in body
@@ -340,6 +356,9 @@ fn observe(agent: Agent) -> Vec<(String, String)> {
                 (last, at) =
                     r.step(&format!("in Thread.sleep, step {k}"), StepSize::Line, StepDepth::Over, policy, last);
             }
+            let excluded =
+                ["java.*", "jdk.*", "sun.*"].map(|p| Modifier::ClassExclude { class_pattern: p.into() }).to_vec();
+            (last, _) = r.step_with("into, JDK excluded", StepSize::Line, StepDepth::Into, All, last, excluded);
         }
     }
 
