@@ -15,6 +15,12 @@
 //! checked once more (each thread still waits for the same lock) before it is reported, so that
 //! a lock handed over during the scan does not make a false report. A real deadlock does not
 //! move. The stacks of all cycles come from one `GetThreadListStackTraces`.
+//!
+//! Virtual threads (JVMTI 21+): JVMTI lists platform threads only, and a waiting virtual thread is
+//! unmounted (JDK 24+ also when blocked on a monitor), so the blocked or parked ones come from a
+//! heap walk for `java.lang.VirtualThread` instances, done only when asked. They are suspended for
+//! the scan (JVMTI answers an unmounted virtual thread's monitors and stack when it is suspended)
+//! and always resumed after it; one already suspended by someone else is left as it was.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
