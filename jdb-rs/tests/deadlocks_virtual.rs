@@ -64,7 +64,7 @@ fn thread_dump(pid: u32) -> HashMap<String, Dumped> {
                 .as_array()
                 .into_iter()
                 .flatten()
-                .filter_map(|f| text(f))
+                .filter_map(&text)
                 .filter(|f| f.starts_with("VirtualDeadlock."))
                 .collect();
             threads.insert(

@@ -18,7 +18,7 @@ use crate::jvmti::sys::{jlocation, jthread};
 
 /// The JNI handles, looked up once per sampling run.
 #[derive(Clone, Copy)]
-pub struct Mounts {
+pub(crate) struct Mounts {
     /// `Thread.cont`.
     cont: jfieldID,
     /// `Continuation.target`.
@@ -26,7 +26,7 @@ pub struct Mounts {
     /// `VirtualThread.carrierThread`.
     carrier: jfieldID,
     /// `Continuation.enterSpecial`, the frame where a continuation's own stack starts.
-    pub enter_special: jmethodID,
+    pub(crate) enter_special: jmethodID,
 }
 
 fn lookup<E>(jni: Jni, f: impl FnOnce() -> Result<usize, E>) -> Option<usize> {
@@ -43,7 +43,7 @@ unsafe impl Send for Mounts {}
 
 impl Mounts {
     /// `None` on a VM without virtual threads, or with another layout.
-    pub fn new(agent: &Agent, jni: Jni) -> Option<Mounts> {
+    pub(crate) fn new(agent: &Agent, jni: Jni) -> Option<Mounts> {
         if !agent.supports_virtual_threads() {
             return None;
         }
@@ -72,7 +72,7 @@ impl Mounts {
     }
 
     /// The virtual thread mounted on `carrier` now, as a local reference, if any.
-    pub fn virtual_on(&self, jni: Jni, carrier: jthread) -> Option<jthread> {
+    pub(crate) fn virtual_on(&self, jni: Jni, carrier: jthread) -> Option<jthread> {
         // SAFETY: `cont` is `Thread.cont`, an object field, and `carrier` is a Thread.
         let cont = unsafe { jni.get_field(carrier, self.cont, JavaType::Object).l };
         if cont.is_null() {
@@ -108,7 +108,7 @@ impl Mounts {
 
 /// How many of a carrier's frames (innermost first) are the mounted virtual thread's: those above
 /// the continuation's entry frame (`enter_special`). `None` when no continuation runs.
-pub fn own_frames(frames: &[(usize, jlocation)], enter_special: usize) -> Option<usize> {
+pub(crate) fn own_frames(frames: &[(usize, jlocation)], enter_special: usize) -> Option<usize> {
     frames.iter().position(|&(method, _)| method == enter_special)
 }
 
