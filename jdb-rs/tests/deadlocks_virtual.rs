@@ -169,3 +169,39 @@ fn finds_the_virtual_thread_cycles_the_jdk_dump_shows() {
     }
     assert!(jvm.exit_status().is_none(), "the debuggee must keep running");
 }
+
+/// In a program without virtual threads, the searches for them (`deadlocks`, CPU profiles in
+/// both modes) leave `java.lang.VirtualThread` uninitialized: they must not start the virtual
+/// thread scheduler of a program that has none. Checked in the JVM's own class-initialization log.
+#[test]
+fn searching_for_virtual_threads_initializes_nothing() {
+    let feature = test_rig::jdk_feature_version().expect("the test JDK's version");
+    if feature < 21 {
+        eprintln!("NOTE: the test JDK is {feature}, without virtual threads: nothing is looked for, nothing checked");
+        return;
+    }
+    let log = std::env::temp_dir().join(format!("vtinit-{}.log", std::process::id()));
+    let _ = std::fs::remove_file(&log);
+    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
+    let jvm = Debuggee::builder("Deadlock")
+        .agent(Agent::path(common::our_agent_path(), options))
+        .virtual_main(false)
+        .jvm_option(format!("-Xlog:class+init=info:file={}", log.display()))
+        .spawn()
+        .expect("Deadlock starts");
+    jvm.wait_for_line("deadlocked", Duration::from_secs(120)).expect("the deadlock forms");
+    let address = jvm.address().to_string();
+    let (code, out, _) = run_jdb_rs(&["deadlocks", "--attach", &address]);
+    assert_eq!(code, 3, "{out}");
+    for mode in [&[][..], &["--jvmti-stacks"][..]] {
+        let mut args = vec!["profile", "--attach", &address, "--cpu", "--duration", "200ms"];
+        args.extend_from_slice(mode);
+        let (code, out, err) = run_jdb_rs(&args);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    let text = std::fs::read_to_string(&log).expect("the class-initialization log");
+    let _ = std::fs::remove_file(&log);
+    // The log works: the program's own class was initialized.
+    assert!(text.contains("Initializing 'Deadlock'"), "{text}");
+    assert!(!text.contains("Initializing 'java/lang/VirtualThread'"), "{text}");
+}

@@ -92,6 +92,8 @@ pub struct CpuSampler {
     /// How to find the virtual thread a carrier has mounted, looked up on the first need of each
     /// sampling run (the inner `None`: no virtual threads in this VM).
     mounts: Option<Option<Mounts>>,
+    /// When `mounts` was last looked up.
+    mounts_looked: Option<Instant>,
 }
 
 /// The calling thread's CPU time in nanoseconds (0 if it cannot be read).
@@ -278,9 +280,19 @@ impl CpuSampler {
         self.record(index, frames);
     }
 
-    /// The virtual thread finder, looked up once per sampling run.
+    /// The virtual thread finder, looked up once per sampling run; while the VM has no virtual
+    /// thread yet, looked up again at most every [`THREAD_REFRESH`].
     fn mounts(&mut self, agent: &Agent, jni: Jni) -> Option<Mounts> {
-        *self.mounts.get_or_insert_with(|| Mounts::new(agent, jni))
+        let now = Instant::now();
+        match self.mounts {
+            Some(Some(mounts)) => return Some(mounts),
+            Some(None) if self.mounts_looked.is_some_and(|at| now < at + THREAD_REFRESH) => return None,
+            _ => {}
+        }
+        self.mounts_looked = Some(now);
+        let found = Mounts::new(agent, jni);
+        self.mounts = Some(found);
+        found
     }
 
     /// The index of a virtual thread in `threads`, added if new.

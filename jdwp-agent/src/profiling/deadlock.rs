@@ -150,7 +150,7 @@ pub fn find(agent: &Agent, jni: Jni, max_depth: i32) -> Result<DeadlocksReply, E
     let all = agent.jvmti.get_all_threads()?;
     let mut threads: Vec<jthread> = all.iter().copied().filter(|&t| !agent.is_agent_thread(jni, t)).collect();
     // Virtual threads (JVMTI 21+): the waiting ones, held suspended while they are looked at.
-    let virtuals = if agent.supports_virtual_threads() { waiting_virtual_threads(agent, jni)? } else { Vec::new() };
+    let virtuals = waiting_virtual_threads(agent, jni)?;
     let suspended: Vec<jthread> = if virtuals.is_empty() {
         Vec::new()
     } else {
@@ -177,10 +177,7 @@ pub fn find(agent: &Agent, jni: Jni, max_depth: i32) -> Result<DeadlocksReply, E
 /// monitors), so they are found by a walk of the heap for `java.lang.VirtualThread` instances,
 /// which costs nothing until asked.
 fn waiting_virtual_threads(agent: &Agent, jni: Jni) -> Result<Vec<jthread>, ErrorCode> {
-    let Ok(class) = jni.find_class("java/lang/VirtualThread") else {
-        jni.exception_clear();
-        return Ok(Vec::new());
-    };
+    let Some(class) = super::mounted::virtual_thread_class(agent, jni) else { return Ok(Vec::new()) };
     let env = WalkEnv::new(agent)?;
     let mut count = 0usize;
     let walked = env.iterate(class, Some(tag_instance), &mut count);

@@ -10,11 +10,57 @@
 //! running thread, which can change the next instant: a sample taken through them may belong to
 //! the next virtual thread the carrier mounted (see `spec-notes/virtual-threads.md`).
 
-use jni_sys::{jclass, jfieldID, jmethodID};
+use jni_sys::{jclass, jfieldID, jmethodID, jvalue};
 
 use crate::agent::Agent;
 use crate::jni::{JavaType, Jni};
-use crate::jvmti::sys::{jlocation, jthread};
+use crate::jvmti::sys::{self, jlocation, jthread};
+
+/// `java.lang.VirtualThread` (a local reference) if it is initialized: no virtual thread exists
+/// before. Looked up without initializing it (`Class.forName(name, false, null)`), since JNI's
+/// `FindClass` and `GetFieldID` would: a debugger command must not start the virtual thread
+/// scheduler of a program that has none.
+pub(crate) fn virtual_thread_class(agent: &Agent, jni: Jni) -> Option<jclass> {
+    if !agent.supports_virtual_threads() {
+        return None;
+    }
+    let class_class = lookup(jni, || jni.find_class("java/lang/Class").map(|c| c as usize))? as jclass;
+    let for_name = lookup(jni, || {
+        jni.get_static_method_id(
+            class_class,
+            "forName",
+            "(Ljava/lang/String;ZLjava/lang/ClassLoader;)Ljava/lang/Class;",
+        )
+        .map(|m| m as usize)
+    });
+    let name = jni.new_string_utf("java.lang.VirtualThread").ok();
+    let class = match (for_name, name) {
+        (Some(for_name), Some(name)) => {
+            let args = [jvalue { l: name }, jvalue { z: false }, jvalue { l: std::ptr::null_mut() }];
+            // SAFETY: `forName(String, boolean, ClassLoader)` is a static method of Class, called
+            // with arguments of its types.
+            let found = unsafe { jni.call_static_method(class_class, for_name as jmethodID, JavaType::Object, &args) };
+            jni.delete_local_ref(name);
+            found.ok().map(|v| unsafe { v.l }).filter(|c| !c.is_null())
+        }
+        (_, name) => {
+            if let Some(name) = name {
+                jni.delete_local_ref(name);
+            }
+            None
+        }
+    };
+    jni.exception_clear();
+    jni.delete_local_ref(class_class);
+    let class = class?;
+    let initialized = agent.jvmti.get_class_status(class).is_ok_and(|s| s & sys::JVMTI_CLASS_STATUS_INITIALIZED != 0);
+    if initialized {
+        Some(class)
+    } else {
+        jni.delete_local_ref(class);
+        None
+    }
+}
 
 /// The JNI handles, looked up once per sampling run.
 #[derive(Clone, Copy)]
@@ -42,11 +88,16 @@ fn lookup<E>(jni: Jni, f: impl FnOnce() -> Result<usize, E>) -> Option<usize> {
 unsafe impl Send for Mounts {}
 
 impl Mounts {
-    /// `None` on a VM without virtual threads, or with another layout.
+    /// `None` on a VM without virtual threads, before the first one (the class is not
+    /// initialized), or with another layout.
     pub(crate) fn new(agent: &Agent, jni: Jni) -> Option<Mounts> {
-        if !agent.supports_virtual_threads() {
-            return None;
-        }
+        let virtual_thread = virtual_thread_class(agent, jni)?;
+        let found = Mounts::with(agent, jni, virtual_thread);
+        jni.delete_local_ref(virtual_thread);
+        found
+    }
+
+    fn with(agent: &Agent, jni: Jni, virtual_thread: jclass) -> Option<Mounts> {
         let thread: jclass = agent.known().ok()?.thread.0;
         let cont =
             lookup(jni, || jni.get_field_id(thread, "cont", "Ljdk/internal/vm/Continuation;").map(|f| f as usize))?;
@@ -59,10 +110,8 @@ impl Mounts {
                 .map(|m| m as usize)
         });
         jni.delete_local_ref(continuation);
-        let virtual_thread = lookup(jni, || jni.find_class("java/lang/VirtualThread").map(|c| c as usize))? as jclass;
         let carrier =
             lookup(jni, || jni.get_field_id(virtual_thread, "carrierThread", "Ljava/lang/Thread;").map(|f| f as usize));
-        jni.delete_local_ref(virtual_thread);
         Some(Mounts {
             cont: cont as jfieldID,
             target: target? as jfieldID,
