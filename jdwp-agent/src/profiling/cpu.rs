@@ -19,6 +19,7 @@ use jdwp_protocol::commands::profiler::{CpuReportReply, CpuTrace, ProfiledThread
 use jdwp_protocol::{ErrorCode, ThreadId};
 use jni_sys::jfieldID;
 
+use super::mounted::{Mounts, own_frames};
 use super::stacks::FrameResolver;
 use crate::agent::{Agent, GlobalRef};
 use crate::jni::{JavaType, Jni};
@@ -46,6 +47,8 @@ struct SampledThread {
     last_cpu: i64,
     samples: i64,
     alive: bool,
+    /// A virtual thread, sampled through its carrier (JVMTI has no CPU time for it).
+    is_virtual: bool,
 }
 
 /// One distinct stack and its counts.
@@ -86,6 +89,11 @@ pub struct CpuSampler {
     tid_field: Option<usize>,
     /// `Thread.eetop` and how far a thread's `JNIEnv` lies from it (signal sampling).
     env_of_thread: Option<(usize, isize)>,
+    /// How to find the virtual thread a carrier has mounted, looked up on the first need of each
+    /// sampling run (the inner `None`: no virtual threads in this VM).
+    mounts: Option<Option<Mounts>>,
+    /// When `mounts` was last looked up.
+    mounts_looked: Option<Instant>,
 }
 
 /// The calling thread's CPU time in nanoseconds (0 if it cannot be read).
@@ -131,6 +139,7 @@ impl CpuSampler {
         self.max_depth = max_depth;
         self.filter = filter;
         self.next_refresh = Some(now);
+        self.mounts = None;
         self.signal = flags & FLAG_JVMTI_STACKS == 0 && self.start_signals(agent, jni, interval, max_depth);
         // The threads known before the first signal sample, so that it finds its thread.
         if self.signal {
@@ -237,7 +246,7 @@ impl CpuSampler {
         let mut unknown = Vec::new();
         for (env, frames) in taken {
             match self.by_env.get(&env) {
-                Some(&index) => self.record(index, frames),
+                Some(&index) => self.record_signal(agent, jni, index, frames),
                 None => unknown.push((env, frames)),
             }
         }
@@ -246,11 +255,67 @@ impl CpuSampler {
             self.refresh_threads(agent, jni);
             for (env, frames) in unknown {
                 if let Some(&index) = self.by_env.get(&env) {
-                    self.record(index, frames);
+                    self.record_signal(agent, jni, index, frames);
                 }
             }
         }
         (self.ticks, self.stack_walk) = super::cpu_signal::counters();
+    }
+
+    /// One signal sample in thread `index`: when the carrier runs a virtual thread (its frames
+    /// include a continuation's entry), the virtual thread's own frames, counted for the virtual
+    /// thread the carrier has mounted now (at most a drain period after the sample).
+    fn record_signal(&mut self, agent: &Agent, jni: Jni, index: usize, frames: Vec<(usize, jlocation)>) {
+        if let Some(mounts) = self.mounts(agent, jni)
+            && let Some(own) = own_frames(&frames, mounts.enter_special as usize)
+            && let Some(vthread) = mounts.virtual_on(jni, self.threads[index].thread.0)
+        {
+            let virtual_index = self.index_of_virtual(agent, jni, vthread);
+            jni.delete_local_ref(vthread);
+            if let Some(v) = virtual_index {
+                self.record(v, frames[..own].to_vec());
+                return;
+            }
+        }
+        self.record(index, frames);
+    }
+
+    /// The virtual thread finder, looked up once per sampling run; while the VM has no virtual
+    /// thread yet, looked up again at most every [`THREAD_REFRESH`].
+    fn mounts(&mut self, agent: &Agent, jni: Jni) -> Option<Mounts> {
+        let now = Instant::now();
+        match self.mounts {
+            Some(Some(mounts)) => return Some(mounts),
+            Some(None) if self.mounts_looked.is_some_and(|at| now < at + THREAD_REFRESH) => return None,
+            _ => {}
+        }
+        self.mounts_looked = Some(now);
+        let found = Mounts::new(agent, jni);
+        self.mounts = Some(found);
+        found
+    }
+
+    /// The index of a virtual thread in `threads`, added if new.
+    fn index_of_virtual(&mut self, agent: &Agent, jni: Jni, vthread: jthread) -> Option<usize> {
+        let tid_field = self.tid_field(agent, jni)?;
+        // SAFETY: `tid_field` is `Thread.tid`, a long, and `vthread` is a Thread.
+        let tid = unsafe { jni.get_field(vthread, tid_field, JavaType::Long).j };
+        if let Some(&index) = self.by_tid.get(&tid) {
+            return Some(index);
+        }
+        let global = jni.new_global_ref(vthread).ok()?;
+        let name = agent.jvmti.get_thread_info(vthread).map(|i| i.name).unwrap_or_default();
+        let index = self.threads.len();
+        self.by_tid.insert(tid, index);
+        self.threads.push(SampledThread {
+            thread: GlobalRef(global),
+            name,
+            last_cpu: -1,
+            samples: 0,
+            alive: true,
+            is_virtual: true,
+        });
+        Some(index)
     }
 
     /// One stack of thread `index`.
@@ -279,7 +344,7 @@ impl CpuSampler {
         // Which threads ran since the last tick.
         let mut ran: Vec<usize> = Vec::new();
         for (i, t) in self.threads.iter_mut().enumerate() {
-            if !t.alive {
+            if !t.alive || t.is_virtual {
                 continue;
             }
             match agent.jvmti.get_thread_cpu_time(t.thread.0) {
@@ -298,10 +363,35 @@ impl CpuSampler {
         if ran.is_empty() {
             return;
         }
-        let list: Vec<jthread> = ran.iter().map(|&i| self.threads[i].thread.0).collect();
+        // A carrier that ran a virtual thread: the virtual thread's stack, counted for it (a
+        // carrier's own JVMTI stack leaves the mounted virtual thread's frames out).
+        let mut list: Vec<jthread> = Vec::with_capacity(ran.len());
+        let mut locals: Vec<jthread> = Vec::new();
+        if let Some(mounts) = self.mounts(agent, jni) {
+            for index in ran.iter_mut() {
+                let carrier = self.threads[*index].thread.0;
+                match mounts.virtual_on(jni, carrier) {
+                    Some(vthread) => match self.index_of_virtual(agent, jni, vthread) {
+                        Some(v) => {
+                            *index = v;
+                            list.push(vthread);
+                            locals.push(vthread);
+                        }
+                        None => {
+                            jni.delete_local_ref(vthread);
+                            list.push(carrier);
+                        }
+                    },
+                    None => list.push(carrier),
+                }
+            }
+        } else {
+            list.extend(ran.iter().map(|&i| self.threads[i].thread.0));
+        }
         let walk_start = Instant::now();
         let stacks = agent.jvmti.get_thread_list_stack_traces(&list, self.max_depth);
         self.stack_walk += i64::try_from(walk_start.elapsed().as_nanos()).unwrap_or(i64::MAX);
+        locals.iter().for_each(|&l| jni.delete_local_ref(l));
         let Ok(stacks) = stacks else { return };
         // JVMTI answers in the order of the list.
         for (&index, stack) in ran.iter().zip(stacks.iter()) {
@@ -349,7 +439,14 @@ impl CpuSampler {
                 // A later thread may reuse a dead one's address: the newest owner wins.
                 self.by_env.insert(env, index);
             }
-            self.threads.push(SampledThread { thread: GlobalRef(global), name, last_cpu, samples: 0, alive: true });
+            self.threads.push(SampledThread {
+                thread: GlobalRef(global),
+                name,
+                last_cpu,
+                samples: 0,
+                alive: true,
+                is_virtual: false,
+            });
         }
     }
 

@@ -26,6 +26,7 @@ pub mod heap_dump;
 pub mod histogram;
 pub mod hprof;
 pub mod monitors;
+pub mod mounted;
 pub mod stacks;
 
 use std::ffi::c_void;

@@ -1,0 +1,124 @@
+//! Allocation profiles of a virtual thread (`jdb-rs profile --alloc`): JVMTI's `SampledObjectAlloc`
+//! runs on the allocating thread, which is the virtual thread while one is mounted, so the sampled
+//! stack is the virtual thread's own, down to its continuation's entry, with none of the carrier's
+//! `ForkJoinPool` frames. VirtualBurn allocates in a virtual and a platform thread. On JDK 17
+//! (no virtual threads) both are platform threads, and only their stacks are checked. Our agent
+//! only: the JDK's agent has no profiler.
+
+mod common;
+
+use std::time::Duration;
+
+use common::run_jdb_rs;
+use serde_json::Value;
+use test_rig::{Agent, Debuggee};
+
+#[test]
+fn allocation_samples_in_a_virtual_thread_show_its_own_stack() {
+    let feature = test_rig::jdk_feature_version().expect("the test JDK's version");
+    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
+    let jvm = Debuggee::builder("VirtualBurn")
+        .agent(Agent::path(common::our_agent_path(), options))
+        .virtual_main(false)
+        .spawn()
+        .expect("VirtualBurn starts");
+    jvm.wait_for_line("burning", Duration::from_secs(120)).expect("the threads start");
+    let (code, out, err) = run_jdb_rs(&[
+        "profile",
+        "--attach",
+        &jvm.address().to_string(),
+        "--alloc",
+        "--alloc-interval",
+        "4096",
+        "--duration",
+        "2s",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let report: Value = serde_json::from_str(out.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    let line = test_rig::fixture_line("VirtualBurn.java", "vt-burn").unwrap();
+    let top = format!("VirtualBurn.burn(VirtualBurn.java:{line})");
+    let stacks: Vec<Vec<&str>> = report["sites"]["sites"]
+        .as_array()
+        .expect("sites")
+        .iter()
+        .filter(|s| s["class"] == "long[]")
+        .map(|s| s["stack"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect::<Vec<&str>>())
+        .filter(|s| s.first() == Some(&top.as_str()))
+        .collect();
+    // The platform thread's: down to Thread.run.
+    assert!(stacks.iter().any(|s| s.last().is_some_and(|f| f.starts_with("java.lang.Thread.run("))), "{report:#}");
+    if feature < 21 {
+        eprintln!("NOTE: the test JDK is {feature}, without virtual threads: only platform-thread stacks checked");
+        assert!(stacks.iter().all(|s| !s.iter().any(|f| f.contains("VirtualThread"))), "{report:#}");
+        return;
+    }
+    // The virtual thread's: its own frames, down to the continuation's entry, no carrier frames.
+    let virtual_stack = stacks
+        .iter()
+        .find(|s| s.iter().any(|f| f.starts_with("java.lang.VirtualThread.run(")))
+        .unwrap_or_else(|| panic!("no sample in the virtual thread:\n{report:#}"));
+    assert!(virtual_stack.last().unwrap().starts_with("jdk.internal.vm.Continuation.enter("), "{virtual_stack:?}");
+    assert!(!virtual_stack.iter().any(|f| f.contains("ForkJoin")), "{virtual_stack:?}");
+    assert!(jvm.exit_status().is_none(), "the debuggee must keep running");
+}
+
+/// A CPU profile of VirtualBurn in one mode: each burning thread's samples, by name, and their
+/// stacks. On JDK 21+ the virtual thread's samples are its own (named "vt-burner", frames down to
+/// its continuation's entry), not its carrier's (a `ForkJoinPool` worker).
+fn cpu_profile_names_the_virtual_thread(mode: &[&str]) {
+    let feature = test_rig::jdk_feature_version().expect("the test JDK's version");
+    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
+    let jvm = Debuggee::builder("VirtualBurn")
+        .agent(Agent::path(common::our_agent_path(), options))
+        .virtual_main(false)
+        .spawn()
+        .expect("VirtualBurn starts");
+    jvm.wait_for_line("burning", Duration::from_secs(120)).expect("the threads start");
+    let address = jvm.address().to_string();
+    let mut args = vec!["profile", "--attach", &address, "--cpu", "--duration", "2s", "--json"];
+    args.extend_from_slice(mode);
+    let (code, out, err) = run_jdb_rs(&args);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let report: Value = serde_json::from_str(out.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    let names: Vec<&str> =
+        report["threads"].as_array().expect("threads").iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"pt-burner") && names.contains(&"vt-burner"), "{names:?}\n{report:#}");
+    for trace in report["traces"].as_array().expect("traces") {
+        let frames: Vec<&str> =
+            trace["frames"].as_array().unwrap().iter().map(|f| f["text"].as_str().unwrap()).collect();
+        let last = frames.last().copied().unwrap_or_default();
+        for t in trace["threads"].as_array().unwrap() {
+            match t["name"].as_str().unwrap() {
+                "vt-burner" if feature >= 21 => {
+                    assert!(frames[0].starts_with("VirtualBurn.burn("), "{frames:?}");
+                    assert!(last.starts_with("jdk.internal.vm.Continuation.enter("), "{frames:?}");
+                    assert!(!frames.iter().any(|f| f.contains("ForkJoin")), "{frames:?}");
+                }
+                "vt-burner" | "pt-burner" => {
+                    assert!(frames[0].starts_with("VirtualBurn.burn("), "{frames:?}");
+                    assert!(last.starts_with("java.lang.Thread.run("), "{frames:?}");
+                }
+                // Other threads (a carrier running the scheduler, the GC's reference handler)
+                // may use CPU too, but never in the virtual thread's code.
+                other => assert!(!frames.iter().any(|f| f.starts_with("VirtualBurn.burn(")), "{other}: {frames:?}"),
+            }
+        }
+    }
+    if feature < 21 {
+        eprintln!("NOTE: the test JDK is {feature}, without virtual threads: both burners are platform threads");
+    }
+    assert!(jvm.exit_status().is_none(), "the debuggee must keep running");
+}
+
+#[test]
+fn cpu_samples_in_a_virtual_thread_are_its_own_with_signals() {
+    cpu_profile_names_the_virtual_thread(&[]);
+}
+
+#[test]
+fn cpu_samples_in_a_virtual_thread_are_its_own_with_jvmti_stacks() {
+    cpu_profile_names_the_virtual_thread(&["--jvmti-stacks"]);
+}
