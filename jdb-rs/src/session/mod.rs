@@ -230,11 +230,6 @@ impl Session {
         } else {
             let _ = vm.enable_request(&EventRequest::thread_death().platform_threads_only().suspend(none)).await;
         }
-        // The virtual threads `AllThreads` lists now (the agent's `includevirtualthreads=y`): as
-        // jdb, asked once; later ones are met through events.
-        for t in vm.all_threads().await.unwrap_or_default() {
-            self.note_thread(Some(t)).await;
-        }
         self.requests.resolve_all(&vm, &self.out).await;
         if self.sources.wants_class_path() {
             let class_paths = vm.class_paths().await.ok().map(|cp| cp.classpaths);
@@ -321,10 +316,33 @@ impl Session {
     /// Remembers the thread of an event if it is virtual (no command lists virtual threads).
     pub(crate) async fn note_thread(&mut self, thread: Option<ThreadReference>) {
         let Some(thread) = thread else { return };
+        self.take_initial_listing().await;
         if thread.is_virtual().await.unwrap_or(false)
             && let Some(conn) = self.conn.as_mut()
         {
             conn.virtual_threads.note(thread);
+        }
+    }
+
+    /// Takes in the virtual threads `AllThreads` lists (the agent's `includevirtualthreads=y`)
+    /// once, on the first event or listing, as jdb's `ThreadInfo.initThreads`; later ones are
+    /// met through events. Asked at connect instead, `AllThreads` can reach the agent before
+    /// its `VMStart` event has named the main thread, and the thread IDs then differ from jdb's
+    /// (the main thread is no longer `1`).
+    async fn take_initial_listing(&mut self) {
+        let Some(conn) = self.conn.as_ref() else { return };
+        if !conn.virtual_threads.wants_listing() {
+            return;
+        }
+        let vm = conn.vm.clone();
+        let mut listed = Vec::new();
+        for t in vm.all_threads().await.unwrap_or_default() {
+            if t.is_virtual().await.unwrap_or(false) {
+                listed.push(t);
+            }
+        }
+        if let Some(conn) = self.conn.as_mut() {
+            conn.virtual_threads.take_listing(listed);
         }
     }
 
@@ -337,6 +355,7 @@ impl Session {
 
     /// The virtual threads met that are alive.
     pub(crate) async fn known_virtual_threads(&mut self) -> jdi::Result<Vec<ThreadReference>> {
+        self.take_initial_listing().await;
         match self.conn.as_mut() {
             Some(conn) => Ok(conn.virtual_threads.alive().await),
             None => Ok(Vec::new()),

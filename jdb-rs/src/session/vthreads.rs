@@ -10,9 +10,25 @@ use jdi::{ThreadReference, ThreadStatus};
 #[derive(Default)]
 pub struct VirtualThreads {
     met: Vec<ThreadReference>,
+    /// Whether `AllThreads`' virtual threads have been taken in (once, on first use).
+    listed: bool,
 }
 
 impl VirtualThreads {
+    /// Whether the first listing is still to be taken in.
+    pub fn wants_listing(&self) -> bool {
+        !self.listed
+    }
+
+    /// Takes in the virtual threads of the first `AllThreads`, ahead of any met before.
+    pub fn take_listing(&mut self, virtual_threads: Vec<ThreadReference>) {
+        self.listed = true;
+        let met = std::mem::replace(&mut self.met, virtual_threads);
+        for t in met {
+            self.note(t);
+        }
+    }
+
     /// Remembers `thread` (a virtual thread), once.
     pub fn note(&mut self, thread: ThreadReference) {
         if !self.met.contains(&thread) {
