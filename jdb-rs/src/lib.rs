@@ -15,6 +15,24 @@
 //! sink; [`repl`] is the rustyline front end, [`script`] the scripted ones. Nothing below
 //! [`repl`] needs a terminal, so sessions run the same in tests.
 
+/// `println!` to standard output, ignoring write errors: a one-shot command whose reader went away
+/// (`jdb-rs deadlocks ... | head -1`) still finishes and exits with its code, instead of panicking
+/// on the broken pipe. (The session's own output, [`out`], does the same.)
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` to standard output, ignoring write errors, as [`say!`].
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
 pub mod agent_lib;
 pub mod cli;
 pub mod commands;
@@ -59,11 +77,11 @@ pub async fn run(args: Vec<String>) -> i32 {
     };
     match cli {
         Cli::Help => {
-            print!("{}", cli::USAGE);
+            say_raw!("{}", cli::USAGE);
             0
         }
         Cli::Version => {
-            println!("This is jdb-rs version {} (a jdb-compatible debugger on jdi-rs)", env!("CARGO_PKG_VERSION"));
+            say!("This is jdb-rs version {} (a jdb-compatible debugger on jdi-rs)", env!("CARGO_PKG_VERSION"));
             0
         }
         Cli::Deadlocks { attach, json } => deadlocks_once(&attach, json).await,
@@ -202,7 +220,7 @@ async fn deadlocks_once(address: &str, json: bool) -> i32 {
         Ok(vm) => vm,
         Err(e) => {
             if json {
-                println!(
+                say!(
                     "{}",
                     serde_json::json!({"type": "error", "error": format!("Unable to attach to {address}: {e}")})
                 );
@@ -218,18 +236,18 @@ async fn deadlocks_once(address: &str, json: bool) -> i32 {
         return match one_trip {
             Ok(cycles) => {
                 if json {
-                    println!(
+                    say!(
                         "{}",
                         serde_json::json!({"type": "deadlocks", "count": cycles.len(), "deadlocks": commands::profile::deadlocks_json(&cycles)})
                     );
                 } else {
                     for c in &cycles {
-                        println!("{}", commands::profile::deadlock_text(c));
+                        say!("{}", commands::profile::deadlock_text(c));
                     }
                     if cycles.is_empty() {
-                        println!("No deadlock found.");
+                        say!("No deadlock found.");
                     } else {
-                        println!("Found {} deadlock(s).", cycles.len());
+                        say!("Found {} deadlock(s).", cycles.len());
                     }
                 }
                 if cycles.is_empty() { 0 } else { EXIT_DEADLOCK }
@@ -242,25 +260,25 @@ async fn deadlocks_once(address: &str, json: bool) -> i32 {
     match found {
         Ok(found) => {
             if json {
-                println!(
+                say!(
                     "{}",
                     serde_json::json!({"type": "deadlocks", "count": found.len(), "deadlocks": json::deadlocks(&found)})
                 );
             } else {
                 for d in &found {
-                    println!("{d}");
+                    say!("{d}");
                 }
                 if found.is_empty() {
-                    println!("No deadlock found.");
+                    say!("No deadlock found.");
                 } else {
-                    println!("Found {} deadlock(s).", found.len());
+                    say!("Found {} deadlock(s).", found.len());
                 }
             }
             if found.is_empty() { 0 } else { EXIT_DEADLOCK }
         }
         Err(e) => {
             if json {
-                println!("{}", serde_json::json!({"type": "error", "error": e.to_string()}));
+                say!("{}", serde_json::json!({"type": "error", "error": e.to_string()}));
             } else {
                 eprintln!("jdb-rs: {e}");
             }
@@ -272,7 +290,7 @@ async fn deadlocks_once(address: &str, json: bool) -> i32 {
 /// A one-shot command failed: one line (or one JSON object), exit status 1.
 fn one_shot_error(json: bool, message: &str) -> i32 {
     if json {
-        println!("{}", serde_json::json!({"type": "error", "error": message}));
+        say!("{}", serde_json::json!({"type": "error", "error": message}));
     } else {
         eprintln!("jdb-rs: {message}");
     }
@@ -352,19 +370,19 @@ async fn profile_once(opts: &cli::ProfileOptions) -> i32 {
         if let Some(path) = &opts.flame {
             object["flame"] = serde_json::json!(path);
         }
-        println!("{object}");
+        say!("{object}");
     } else {
         if let Some(report) = &cpu {
-            print!("{}", commands::profile::cpu_report_text(report, opts.top));
+            say_raw!("{}", commands::profile::cpu_report_text(report, opts.top));
         }
         if let Some(report) = &alloc {
-            print!("{}", more::sites_text(report, opts.top));
+            say_raw!("{}", more::sites_text(report, opts.top));
         }
         if let Some(report) = &monitors {
-            print!("{}", more::monitors_text(report, opts.top));
+            say_raw!("{}", more::monitors_text(report, opts.top));
         }
         if let Some(path) = &opts.flame {
-            println!("Flame graph written to {path}");
+            say!("Flame graph written to {path}");
         }
     }
     0

@@ -225,7 +225,7 @@ pub async fn run(session: &mut Session) -> bool {
                         if let Some(t) = &terminal {
                             restore_terminal(t);
                         }
-                        println!();
+                        say!();
                         std::process::exit(session.exit_code());
                     }
                 }

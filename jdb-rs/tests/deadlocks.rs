@@ -55,6 +55,19 @@ fn finds_the_three_thread_cycle_with_stacks() {
     assert!(out.contains("- waiting to lock <"), "{out}");
     assert!(out.contains("held by \"deadlock-B\""), "{out}");
 
+    // Its reader gone (`| head -1` that already exited): the same exit code, no panic.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let done = std::process::Command::new(common::jdb_rs())
+        .args(["deadlocks", "--attach", &address])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("jdb-rs runs");
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(done.status.code(), Some(3), "stderr:\n{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
     // The VM was left running: the threads are still deadlocked, nothing else changed.
     assert!(jvm.exit_status().is_none(), "the debuggee must keep running");
 }
