@@ -4,7 +4,8 @@
 //! by our agent's one-trip command. The JDK's agent has no such command: the reference is the
 //! JDK's own thread dump (`jcmd <pid> Thread.dump_to_file -format=json`) of the same JVM, whose
 //! threads, lock classes and waits-for relation the report must match. Skipped (with a note) on a
-//! test JDK older than 24. Always runs our agent, whatever `JDI_TEST_AGENT` says.
+//! test JDK older than 24. Runs our agent, whatever `JDI_TEST_AGENT` says, but for the last test:
+//! the standard search through the JDK's agent.
 
 mod common;
 
@@ -204,4 +205,52 @@ fn searching_for_virtual_threads_initializes_nothing() {
     // The log works: the program's own class was initialized.
     assert!(text.contains("Initializing 'Deadlock'"), "{text}");
     assert!(!text.contains("Initializing 'java/lang/VirtualThread'"), "{text}");
+}
+
+/// The standard search (the JDK's agent has no one-trip command) finds the cycle of two virtual
+/// threads on monitors too: they are in no thread list, so it takes them from the heap
+/// (`Instances` of `java.lang.VirtualThread`). The `ReentrantLock` cycle is not a monitor one,
+/// which standard JDWP cannot see. Checked against the JDK's own thread dump of the same JVM.
+#[test]
+fn the_standard_search_finds_virtual_threads_through_the_jdks_agent() {
+    if !monitors_unmount("the_standard_search_finds_virtual_threads_through_the_jdks_agent") {
+        return;
+    }
+    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
+    let jvm = Debuggee::builder("VirtualDeadlock")
+        .agent(Agent::jdk(options))
+        .virtual_main(false)
+        .spawn()
+        .expect("VirtualDeadlock starts");
+    jvm.wait_for_line("deadlocked", Duration::from_secs(120)).expect("the deadlocks form");
+    let address = jvm.address().to_string();
+
+    let (code, out, err) = run_jdb_rs(&["deadlocks", "--attach", &address, "--json"]);
+    assert_eq!(code, 3, "exit status\nstdout:\n{out}\nstderr:\n{err}");
+    let report: Value = serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    assert_eq!(report["count"], 1, "{report:#}");
+    let threads = report["deadlocks"][0]["threads"].as_array().expect("threads");
+    let names: Vec<&str> = threads.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["vt-monitor-A", "vt-monitor-B"], "{report:#}");
+    let dump = thread_dump(jvm.pid());
+    for (i, t) in threads.iter().enumerate() {
+        let name = names[i];
+        let next = names[(i + 1) % 2];
+        let d = &dump[name];
+        assert!(d.is_virtual, "{name}");
+        assert_eq!(d.state, "BLOCKED", "{name}");
+        assert_eq!(t["held_by"], next, "{report:#}");
+        let waits_for = d.waits_for.as_deref().unwrap_or_else(|| panic!("{name} waits for nothing in the dump"));
+        assert_eq!(class_of(waits_for), t["waiting_for"]["type"].as_str().unwrap(), "{name}");
+        assert!(dump[next].owns.iter().any(|o| o == waits_for), "{name} waits for {waits_for}");
+        let fixture: Vec<String> = t["stack"]
+            .as_array()
+            .expect("stack")
+            .iter()
+            .filter(|f| f["class"] == "VirtualDeadlock")
+            .map(|f| format!("VirtualDeadlock.{}(VirtualDeadlock.java:{})", f["method"].as_str().unwrap(), f["line"]))
+            .collect();
+        assert_eq!(fixture, d.fixture_frames, "{name}\n{report:#}");
+    }
+    assert!(jvm.exit_status().is_none(), "the debuggee must keep running");
 }

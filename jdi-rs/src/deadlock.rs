@@ -4,12 +4,19 @@
 //! for that monitor's owner, which gives a graph where every thread has at most one outgoing edge;
 //! a deadlock is a cycle in it. `java.util.concurrent` locks are not monitors (their owners park),
 //! so JDWP cannot see them and they are not reported.
+//!
+//! Virtual threads (JDK 21+) are not in `AllThreads` (unless the agent runs with
+//! `includevirtualthreads=y`, and then only those it has met), and from JDK 24 on one blocked on a
+//! monitor is unmounted, so it can be part of a cycle no thread list shows. With
+//! `can_get_instance_info` the scan also takes `java.lang.VirtualThread`'s instances from the
+//! heap: every virtual thread, whichever agent answers. JDK 25 names no owner for a monitor an
+//! unmounted virtual thread holds; the owners then come from each thread's `OwnedMonitors`.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::Hash;
 
-use jdwp_protocol::{ThreadId, ThreadStatus};
+use jdwp_protocol::{ObjectId, ThreadId, ThreadStatus};
 
 use crate::error::{JdiError, Result};
 use crate::mirrors::{ObjectReference, ThreadReference};
@@ -75,23 +82,31 @@ pub async fn find_deadlocks(vm: &VirtualMachine) -> Result<Vec<Deadlock>> {
         return Err(JdiError::Unsupported("report a monitor's owner"));
     }
     vm.suspend().await?;
-    let found = scan(vm, caps.can_get_monitor_frame_info).await;
+    let found = scan(vm, caps.can_get_monitor_frame_info, caps.can_get_instance_info).await;
     let resumed = vm.resume().await;
     let found = found?;
     resumed?;
     Ok(found)
 }
 
-/// A thread blocked entering `monitor`, which `owner` holds.
+/// A thread blocked entering `monitor`, which `owner` holds (`None`: the VM did not say).
 struct Wait {
     thread: ThreadReference,
     monitor: ObjectReference,
-    owner: ThreadReference,
+    owner: Option<ThreadReference>,
 }
 
-async fn scan(vm: &VirtualMachine, frame_depths: bool) -> Result<Vec<Deadlock>> {
+async fn scan(vm: &VirtualMachine, frame_depths: bool, instances: bool) -> Result<Vec<Deadlock>> {
+    let mut threads = vm.all_threads().await?;
+    if instances {
+        for thread in virtual_threads(vm).await? {
+            if !threads.contains(&thread) {
+                threads.push(thread);
+            }
+        }
+    }
     let mut queries = tokio::task::JoinSet::new();
-    for thread in vm.all_threads().await? {
+    for thread in threads.iter().cloned() {
         queries.spawn(blocked_on(thread));
     }
     let mut waits: HashMap<ThreadId, Wait> = HashMap::new();
@@ -101,7 +116,16 @@ async fn scan(vm: &VirtualMachine, frame_depths: bool) -> Result<Vec<Deadlock>> 
             waits.insert(wait.thread.id(), wait);
         }
     }
-    let edges: Vec<(ThreadId, ThreadId)> = waits.values().map(|w| (w.thread.id(), w.owner.id())).collect();
+    // JDK 25's `MonitorInfo` (JVMTI `GetObjectMonitorUsage`) names no owner for a monitor held by
+    // an unmounted virtual thread; the owner's own `OwnedMonitors` still lists it.
+    if waits.values().any(|w| w.owner.is_none()) {
+        let owners = owners_of_monitors(&threads).await?;
+        for w in waits.values_mut().filter(|w| w.owner.is_none()) {
+            w.owner = owners.get(&w.monitor.id()).cloned();
+        }
+    }
+    let edges: Vec<(ThreadId, ThreadId)> =
+        waits.values().filter_map(|w| Some((w.thread.id(), w.owner.as_ref()?.id()))).collect();
     let mut deadlocks = Vec::new();
     for cycle in find_cycles(&edges) {
         let mut threads = Vec::with_capacity(cycle.len());
@@ -119,6 +143,42 @@ async fn scan(vm: &VirtualMachine, frame_depths: bool) -> Result<Vec<Deadlock>> 
     Ok(deadlocks)
 }
 
+/// Every `java.lang.VirtualThread` in the heap (none where the class is not loaded: JDK 17, or a
+/// program that never made one; `ClassesBySignature` loads nothing).
+async fn virtual_threads(vm: &VirtualMachine) -> Result<Vec<ThreadReference>> {
+    let mut threads = Vec::new();
+    for class in vm.classes_by_signature("Ljava/lang/VirtualThread;").await? {
+        for object in class.instances(0).await? {
+            threads.push(ThreadReference::new(vm.clone(), ThreadId::from(object.id())));
+        }
+    }
+    Ok(threads)
+}
+
+/// Each monitor some thread of `threads` owns, and its owner.
+async fn owners_of_monitors(threads: &[ThreadReference]) -> Result<HashMap<ObjectId, ThreadReference>> {
+    let mut queries = tokio::task::JoinSet::new();
+    for thread in threads.iter().cloned() {
+        queries.spawn(async move {
+            match thread.owned_monitors().await {
+                Ok(owned) => Ok((thread, owned)),
+                // A thread that ended or cannot answer owns nothing we can use.
+                Err(JdiError::Jdwp { .. }) => Ok((thread, Vec::new())),
+                Err(e) => Err(e),
+            }
+        });
+    }
+    let mut owners = HashMap::new();
+    while let Some(joined) = queries.join_next().await {
+        let joined = joined.map_err(|e| JdiError::InvalidArgument(format!("a thread query failed: {e}")))?;
+        let (thread, owned) = joined?;
+        for monitor in owned {
+            owners.insert(monitor.id(), thread.clone());
+        }
+    }
+    Ok(owners)
+}
+
 /// Whom `thread` waits for, if it is blocked entering a monitor. A thread that vanished or is
 /// not in a state to answer is not waiting for anyone.
 async fn blocked_on(thread: ThreadReference) -> Result<Option<Wait>> {
@@ -129,7 +189,7 @@ async fn blocked_on(thread: ThreadReference) -> Result<Option<Wait>> {
             return Ok(None);
         }
         let Some(monitor) = thread.current_contended_monitor().await? else { return Ok(None) };
-        let Some(owner) = monitor.monitor_info().await?.owner else { return Ok(None) };
+        let owner = monitor.monitor_info().await?.owner;
         Ok(Some(Wait { thread: thread.clone(), monitor, owner }))
     };
     match query.await {
