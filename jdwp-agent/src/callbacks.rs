@@ -6,8 +6,11 @@
 //! Events of one thread at one location — method entry, single step, breakpoint — come in one
 //! composite, as the spec asks. JVMTI reports them one by one, the breakpoint last; so when a
 //! breakpoint is set where a method entry or a step event happens, those events are held back in a
-//! per-thread slot and sent with the breakpoint's. Should the breakpoint vanish meanwhile (cleared
-//! by the debugger), they go out with the thread's next event. (When method entries are caught by
+//! per-thread slot and sent with the breakpoint's. The hold keeps the JVMTI breakpoint set until
+//! then, even if the debugger clears its request meanwhile (see [`crate::events::breakpoint_table`]),
+//! so the slot is empty again before the thread leaves the bytecode, and a virtual thread leaves
+//! nothing in its carrier's slot. (Should the breakpoint still vanish, say by a class redefinition,
+//! they go out with the next event on the thread.) (When method entries are caught by
 //! breakpoints, see [`crate::events::entry`], a step ending at a method's first bytecode thus
 //! comes with its entry; the JDK's agent sends those two apart, which the spec allows too.)
 
@@ -81,6 +84,7 @@ struct Pending {
 /// place are sent first (their breakpoint did not come).
 fn take_pending(agent: &Agent, jni: Jni, thread: jthread, at: Option<(usize, i64)>) -> Batch {
     let Some(pending) = PENDING.with(|p| p.borrow_mut().take()) else { return Batch::new() };
+    breakpoints::unhold(agent, pending.method, pending.index);
     if at == Some((pending.method, pending.index)) {
         return pending.batch;
     }
@@ -91,7 +95,7 @@ fn take_pending(agent: &Agent, jni: Jni, thread: jthread, at: Option<(usize, i64
 /// Holds a batch back (leaving it empty) when a breakpoint at the same place will report with it;
 /// otherwise it is sent as usual, at the end of the callback.
 fn hold(agent: &Agent, batch: &mut Batch, method: usize, index: i64) {
-    if !batch.events.is_empty() && breakpoints::is_set(agent, method, index) {
+    if !batch.events.is_empty() && breakpoints::hold(agent, method, index) {
         let batch = std::mem::replace(batch, Batch::new());
         PENDING.with(|p| *p.borrow_mut() = Some(Pending { method, index, batch }));
     }

@@ -37,6 +37,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "virtual_threads.rs",
             "events/filter.rs",
             "events/requests.rs",
+            "events/breakpoint_table.rs",
             "step/switch_state.rs",
             "gate.rs",
             "backpressure.rs",

@@ -13,6 +13,7 @@ pub mod steps;
 
 use super::GlobalRef;
 use super::lock_order::{Ranked, STEP_SWITCH};
+use crate::events::breakpoint_table::BreakpointTable;
 use crate::events::filter::Request;
 use crate::jvmti::Jvmti;
 use crate::jvmti::sys::jvmtiEvent;
@@ -131,8 +132,9 @@ pub struct EngineState {
     pub setup: Mutex<()>,
     /// The global mode last applied to each event ([`crate::events::modes`]).
     pub applied_modes: Ranked<HashMap<jvmtiEvent, bool>>,
-    /// Set breakpoints: (method, code index) → how many users ([`crate::events::breakpoints`]).
-    pub breakpoints: Ranked<HashMap<(usize, i64), u32>>,
+    /// Set breakpoints: (method, code index) → their users and held events
+    /// ([`crate::events::breakpoints`]).
+    pub breakpoints: Ranked<BreakpointTable>,
     /// Set field watches → users ([`crate::events::breakpoints`]).
     pub watches: Ranked<HashMap<WatchKey, WatchEntry>>,
     /// Request ID → what it installed ([`crate::events::install`]); changed under `setup`.

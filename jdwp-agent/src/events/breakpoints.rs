@@ -1,9 +1,10 @@
 //! JVMTI breakpoints and field watches, counted: JVMTI allows one of each per location or field,
 //! while any number of requests (and the method entry tracker) may want one.
 //!
-//! Their counts are [`crate::agent::engine::EngineState`]'s. Changed only under [`super::setup`]
-//! (agent threads); event callbacks only ask whether a breakpoint is set, under a lock never held
-//! across a VM call.
+//! Their counts are [`crate::agent::engine::EngineState`]'s, the breakpoints' in a
+//! [`super::breakpoint_table::BreakpointTable`]. Changed only under [`super::setup`] (agent
+//! threads); event callbacks only ask whether a breakpoint is set and hold events for it, under a
+//! lock never held across a VM call.
 
 use jdwp_protocol::ErrorCode;
 use jni_sys::{jfieldID, jmethodID};
@@ -12,51 +13,59 @@ use crate::agent::engine::WatchEntry;
 use crate::agent::{Agent, GlobalRef, lock};
 use crate::jni::Jni;
 
-/// Whether a JVMTI breakpoint is set at this location (so a breakpoint event will follow a single
-/// step or method entry there). Any thread.
-pub fn is_set(agent: &Agent, method: usize, index: i64) -> bool {
-    lock(&agent.engine.breakpoints).contains_key(&(method, index))
+/// Holds events back for the breakpoint event at this location, if a breakpoint is set there
+/// (true: a breakpoint event will follow the single step or method entry there); it stays set
+/// until [`unhold`]. Event threads.
+pub fn hold(agent: &Agent, method: usize, index: i64) -> bool {
+    lock(&agent.engine.breakpoints).hold((method, index))
+}
+
+/// The events held for this location went out. Event threads.
+pub fn unhold(agent: &Agent, method: usize, index: i64) {
+    lock(&agent.engine.breakpoints).unhold((method, index));
 }
 
 /// Takes one use of the breakpoint at (`method`, `index`), setting it if it is the first.
 pub fn acquire(agent: &Agent, method: jmethodID, index: i64) -> Result<(), ErrorCode> {
     let key = (method as usize, index);
-    let first = {
-        let mut bps = lock(&agent.engine.breakpoints);
-        let count = bps.entry(key).or_insert(0);
-        *count += 1;
-        *count == 1
+    // Set in JVMTI before the table says so: a callback that sees it in the table holds events
+    // for its breakpoint event, which must then come.
+    let (set, orphans) = {
+        let mut table = lock(&agent.engine.breakpoints);
+        let orphans = table.take_orphans();
+        (!table.is_set(key), orphans)
     };
-    if first && let Err(e) = agent.jvmti.set_breakpoint(method, index) {
+    clear_all(agent, orphans);
+    if set && let Err(e) = agent.jvmti.set_breakpoint(method, index) {
         // Someone else's breakpoint (another JVMTI agent) is no error; anything else is.
         if e != crate::jvmti::JvmtiError::DUPLICATE {
-            lock(&agent.engine.breakpoints).remove(&key);
             return Err(e.into());
         }
     }
+    lock(&agent.engine.breakpoints).acquire(key);
     Ok(())
 }
 
-/// Gives back one use, clearing the breakpoint with the last.
+/// Gives back one use, clearing the breakpoint with the last (unless events are held for it).
 pub fn release(agent: &Agent, method: jmethodID, index: i64) {
     let key = (method as usize, index);
-    let last = {
-        let mut map = lock(&agent.engine.breakpoints);
-        match map.get_mut(&key) {
-            Some(count) if *count > 1 => {
-                *count -= 1;
-                false
-            }
-            Some(_) => {
-                map.remove(&key);
-                true
-            }
-            None => false,
-        }
+    let (last, mut orphans) = {
+        let mut table = lock(&agent.engine.breakpoints);
+        (table.release(key), table.take_orphans())
     };
-    if last && let Err(e) = agent.jvmti.clear_breakpoint(method, index) {
-        // Gone already: its class was redefined or unloaded.
-        tracing::debug!(%e, "clearing a breakpoint");
+    if last {
+        orphans.push(key);
+    }
+    clear_all(agent, orphans);
+}
+
+/// Clears the JVMTI breakpoints the table let go of.
+fn clear_all(agent: &Agent, keys: Vec<(usize, i64)>) {
+    for (method, index) in keys {
+        if let Err(e) = agent.jvmti.clear_breakpoint(method as jmethodID, index) {
+            // Gone already: its class was redefined or unloaded.
+            tracing::debug!(%e, "clearing a breakpoint");
+        }
     }
 }
 

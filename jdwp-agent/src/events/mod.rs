@@ -1,6 +1,7 @@
 //! Event requests and filtering: which debugger requests an event satisfies, and the JVMTI state
 //! (breakpoints, watches, enabled events) kept in step with the requests.
 
+pub mod breakpoint_table;
 pub mod breakpoints;
 pub mod entry;
 pub mod filter;
