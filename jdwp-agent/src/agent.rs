@@ -44,7 +44,9 @@
 //!    JNI `NewLocalRef` calls, which never wait; see [`vthreads`]); the engine's tables (`applied_modes`, `breakpoints`, `watches`,
 //!    `installed`, `watched_fields`, `has_lines`, `default_stratum`, `freed`, `entry`, `steps`);
 //!    the invocation registry (`invoke.rs`'s `slots`), the allocation and monitor profilers'
-//!    state. By reading: `agent.session` (with its condition variable), the unload tracker's
+//!    state. By reading: `agent.threads`' queue of renames (taken under `threads` when it is locked,
+//!    and alone after the ID table's lock is released; see [`Threads::rename`]),
+//!    `agent.session` (with its condition variable), the unload tracker's
 //!    `names`, the popper's `state`, each invocation slot's `state`, the GC watch's and the live
 //!    event stream's locks, the event gate's locks (`gate.rs`: its state and the bound), the
 //!    transport's write lock.
