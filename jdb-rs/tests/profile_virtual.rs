@@ -122,3 +122,63 @@ fn cpu_samples_in_a_virtual_thread_are_its_own_with_signals() {
 fn cpu_samples_in_a_virtual_thread_are_its_own_with_jvmti_stacks() {
     cpu_profile_names_the_virtual_thread(&["--jvmti-stacks"]);
 }
+
+/// A monitor profile of two virtual threads contending for one monitor (VirtualContend; on JDK
+/// 24+ a virtual thread blocks on a monitor without pinning its carrier): the record of the
+/// contention in grab(), and the test JDK's feature version. On JDK 17 both threads are platform
+/// threads of the same names.
+fn virtual_contention_in_grab() -> (Value, u32) {
+    let feature = test_rig::jdk_feature_version().expect("the test JDK's version");
+    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
+    let jvm = Debuggee::builder("VirtualContend")
+        .agent(Agent::path(common::our_agent_path(), options))
+        .virtual_main(false)
+        .spawn()
+        .expect("VirtualContend starts");
+    jvm.wait_for_line("contending", Duration::from_secs(120)).expect("the threads start");
+    let (code, out, err) =
+        run_jdb_rs(&["profile", "--attach", &jvm.address().to_string(), "--monitors", "--duration", "2s", "--json"]);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let report: Value = serde_json::from_str(out.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    let line = test_rig::fixture_line("VirtualContend.java", "vt-grab").unwrap();
+    let top = format!("VirtualContend.grab(VirtualContend.java:{line})");
+    let grab = report["monitors"]["monitors"]
+        .as_array()
+        .expect("monitors")
+        .iter()
+        .find(|m| m["class"] == "VirtualContend$Lock" && m["stack"][0] == top.as_str())
+        .unwrap_or_else(|| panic!("no contention in grab(): {report:#}"))
+        .clone();
+    assert!(grab["contended_count"].as_i64().unwrap() > 0, "{grab:#}");
+    assert!(jvm.exit_status().is_none(), "the debuggee must keep running");
+    (grab, feature)
+}
+
+/// The contending stack is the virtual thread's own: its frames down to its continuation's
+/// entry, none of the carrier's.
+#[test]
+fn monitor_contention_in_a_virtual_thread_has_its_own_stack() {
+    let (grab, feature) = virtual_contention_in_grab();
+    let stack: Vec<&str> = grab["stack"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    if feature >= 21 {
+        assert!(stack.last().unwrap().starts_with("jdk.internal.vm.Continuation.enter("), "{stack:?}");
+        assert!(!stack.iter().any(|f| f.contains("ForkJoin")), "{stack:?}");
+    } else {
+        eprintln!("NOTE: the test JDK is {feature}, without virtual threads: both are platform threads");
+        assert!(stack.last().unwrap().starts_with("java.lang.Thread.run("), "{stack:?}");
+    }
+}
+
+/// The contended monitor's owner is named: the virtual thread holding it. Known bug on Temurin
+/// 25 (2026-11-28): the owners list is empty when the owner is a virtual thread (hundreds of
+/// contentions in 2 s, never an owner; with platform threads, AllocContendLoop's holder is named).
+/// Adding `can_support_virtual_threads` to the monitor profiler's JVMTI environment, or asking
+/// the agent's own environment (which has it) for `GetObjectMonitorUsage`, did not change it;
+/// see spec-notes/profiler.md.
+#[test]
+#[ignore = "known bug: no owner is recorded when a virtual thread owns the contended monitor (JDK 25)"]
+fn monitor_contention_between_virtual_threads_names_the_owner() {
+    let (grab, _) = virtual_contention_in_grab();
+    assert!(grab["owners"].as_array().unwrap().iter().any(|o| o["name"] == "vt-holder"), "{grab:#}");
+}

@@ -44,7 +44,9 @@
 //!    JNI `NewLocalRef` calls, which never wait; see [`vthreads`]); the engine's tables (`applied_modes`, `breakpoints`, `watches`,
 //!    `installed`, `watched_fields`, `has_lines`, `default_stratum`, `freed`, `entry`, `steps`);
 //!    the invocation registry (`invoke.rs`'s `slots`), the allocation and monitor profilers'
-//!    state. By reading: `agent.session` (with its condition variable), the unload tracker's
+//!    state. By reading: `agent.threads`' queue of renames (taken under `threads` when it is locked,
+//!    and alone after the ID table's lock is released; see [`Threads::rename`]),
+//!    `agent.session` (with its condition variable), the unload tracker's
 //!    `names`, the popper's `state`, each invocation slot's `state`, the GC watch's and the live
 //!    event stream's locks, the event gate's locks (`gate.rs`: its state and the bound), the
 //!    transport's write lock.
@@ -292,6 +294,12 @@ impl Agent {
         let tag = self.jvmti.get_tag(obj)?;
         if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
             entry.thread |= kind == Known::Thread;
+            if entry.hidden {
+                let (from, to) = self.expose_hidden_thread(&mut table, obj, tag as u64)?;
+                drop(table);
+                self.threads.rename(from, to);
+                return Ok(ObjectId(to.0));
+            }
             return Ok(ObjectId(tag as u64));
         }
         self.new_object_id_signed(jni, &mut table, obj, kind, signature)
@@ -329,8 +337,40 @@ impl Agent {
                 table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
             }
         }
-        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: kind == Known::Thread });
+        table.entries.insert(
+            id,
+            ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: kind == Known::Thread, hidden: false },
+        );
         Ok(ObjectId(id))
+    }
+
+    /// Gives a live thread that has no ID an internal one (see `ObjectEntry::hidden`): a thread
+    /// object, alive, so neither held while the VM is suspended nor ever collectable meanwhile.
+    fn new_hidden_thread_id(&self, jni: Jni, table: &mut ObjectTable, thread: jthread) -> Result<ThreadId, ErrorCode> {
+        let weak = jni.new_weak_global_ref(thread)?;
+        table.hidden += 1;
+        let id = HIDDEN_IDS + table.hidden;
+        self.jvmti.set_tag(thread, id as i64)?;
+        table.collectable.push(GlobalRef(weak));
+        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: true });
+        Ok(ThreadId(id))
+    }
+
+    /// The debugger hears of a thread that has an internal ID (`hidden`): it gets the next ID of
+    /// the ordinary sequence, which becomes its tag; the internal ID's entry stays, naming the same
+    /// thread. The caller tells thread control once the ID table's lock is released.
+    fn expose_hidden_thread(
+        &self,
+        table: &mut ObjectTable,
+        thread: jthread,
+        hidden: u64,
+    ) -> Result<(ThreadId, ThreadId), ErrorCode> {
+        let weak = table.entries.get(&hidden).map(|e| e.weak).ok_or(ErrorCode::INTERNAL)?;
+        let id = table.next + 1;
+        self.jvmti.set_tag(thread, id as i64)?;
+        table.next = id;
+        table.entries.insert(id, ObjectEntry { weak, pinned: None, thread: true, hidden: false });
+        Ok((ThreadId(hidden), ThreadId(id)))
     }
 
     /// Whether a class can never be unloaded, so that holding it while the VM is suspended would
@@ -531,7 +571,8 @@ impl Agent {
     /// which guards plain data only; see the locking rules).
     pub fn existing_thread_id(&self, thread: jthread) -> Option<ThreadId> {
         let tag = self.jvmti.get_tag(thread).ok().filter(|&t| t > 0)? as u64;
-        lock(&self.ids).entries.contains_key(&tag).then_some(ThreadId(tag))
+        // An internal ID is none: the debugger must hear of the thread under its own.
+        lock(&self.ids).entries.get(&tag).is_some_and(|e| !e.hidden).then_some(ThreadId(tag))
     }
 
     /// The thread ID of a thread object (agent threads included; callers filter).
@@ -539,11 +580,18 @@ impl Agent {
         self.object_id_of(jni, thread, Known::Thread).map(|id| ThreadId(id.0))
     }
 
-    /// The IDs of every live thread but the agent's own, for suspending them all. Agent threads only.
+    /// The IDs of every live thread but the agent's own, for suspending them all (`for_debugger`
+    /// false) or for the debugger (`AllThreads`). Agent threads only.
+    ///
+    /// A thread the debugger has not heard of gets an internal ID only, to be counted by (see
+    /// `ObjectEntry::hidden`): the JDK's agent numbers objects as they first reach the debugger,
+    /// and debuggers show these numbers (jdb's thread IDs), so suspending threads must not use up
+    /// the next ones. The debugger gets them with the next ID of the ordinary sequence the first
+    /// time it hears of them.
     ///
     /// This runs at every suspend-all event, over every thread of the VM: it takes the ID table's
     /// lock once, not once per thread, and threads that have IDs already cost one JVMTI call each.
-    pub fn live_thread_ids(&self, jni: Jni) -> Result<Vec<ThreadId>, ErrorCode> {
+    pub fn live_thread_ids(&self, jni: Jni, for_debugger: bool) -> Result<Vec<ThreadId>, ErrorCode> {
         let all = self.jvmti.get_all_threads()?;
         // The agent's threads (copied out: `agent_threads` is a leaf, not taken under `ids`), and
         // by tag (0: none), to leave them out without a JNI call per thread.
@@ -551,6 +599,7 @@ impl Agent {
         let agent_tags: Vec<i64> =
             agent_threads.iter().flatten().map(|a| self.jvmti.get_tag(a.0).unwrap_or(0)).collect();
         let mut out = Vec::with_capacity(all.len());
+        let mut renames = Vec::new();
         let result = (|| {
             let tags: Vec<i64> = all.iter().map(|&t| self.jvmti.get_tag(t).unwrap_or(0)).collect();
             let mut table = lock(&self.ids);
@@ -560,13 +609,27 @@ impl Agent {
                 }
                 if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
                     entry.thread = true;
-                    out.push(ThreadId(tag as u64));
+                    if entry.hidden && for_debugger {
+                        let (from, to) = self.expose_hidden_thread(&mut table, t, tag as u64)?;
+                        renames.push((from, to));
+                        out.push(to);
+                    } else {
+                        out.push(ThreadId(tag as u64));
+                    }
                 } else if !agent_threads.iter().flatten().any(|a| jni.is_same_object(a.0, t)) {
-                    out.push(ThreadId(self.new_object_id(jni, &mut table, t, Known::Thread)?.0));
+                    out.push(if for_debugger {
+                        ThreadId(self.new_object_id(jni, &mut table, t, Known::Thread)?.0)
+                    } else {
+                        self.new_hidden_thread_id(jni, &mut table, t)?
+                    });
                 }
             }
             Ok(())
         })();
+        // After the ID table's lock (a leaf) is released.
+        for (from, to) in renames {
+            self.threads.rename(from, to);
+        }
         for &t in all.iter() {
             jni.delete_local_ref(t);
         }
@@ -841,7 +904,16 @@ pub struct ObjectEntry {
     /// The object is a `java.lang.Thread` (known from where its ID came from: an object's class
     /// never changes), so suspending and resuming it need no check.
     thread: bool,
+    /// An internal ID (from [`HIDDEN_IDS`] on) of a thread a VM-wide suspension counted before the
+    /// debugger heard of it: never handed to the debugger, which gets the thread a new ID of the
+    /// ordinary sequence when it first hears of it (see [`Agent::live_thread_ids`]). The entry
+    /// stays, so that the internal ID still names the thread.
+    hidden: bool,
 }
+
+/// Where the internal thread IDs start (see `ObjectEntry::hidden`): far above any ID the
+/// ordinary sequence reaches.
+pub const HIDDEN_IDS: u64 = 1 << 62;
 
 /// What the caller of [`Agent::object_id_of`] knows about the object.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -878,6 +950,8 @@ fn class_lasts_with_vm(loader: LoaderKind, signature: &str) -> bool {
 #[derive(Default)]
 pub struct ObjectTable {
     next: u64,
+    /// How many internal thread IDs were given (see `ObjectEntry::hidden`).
+    hidden: u64,
     entries: IdMap<u64, ObjectEntry>,
     /// The weak references of every object that can be collected: all but the classes no loader
     /// can unload (see [`class_lasts_with_vm`]). While the whole VM is suspended, these are held,
@@ -997,7 +1071,7 @@ impl crate::thread_control::SuspendOps for JvmtiSuspend<'_> {
     }
 
     fn live_threads(&self) -> Result<Vec<ThreadId>, ErrorCode> {
-        self.agent.live_thread_ids(self.jni)
+        self.agent.live_thread_ids(self.jni, false)
     }
 
     fn is_virtual(&self, thread: ThreadId) -> bool {

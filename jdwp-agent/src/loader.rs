@@ -17,6 +17,7 @@ use crate::jvmti::Jvmti;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
 use crate::options::{Options, Transport, help_text};
 use crate::raw::RawEvent;
+use crate::runtime::JvmtiVersion;
 use crate::transport::{Connection, Listener, library};
 
 /// Called by the VM when it loads the library (`-agentpath`, `-agentlib`, `-Xrun`).
@@ -57,8 +58,13 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
                 .into(),
         );
     }
+    // SAFETY: the VM passed us its JavaVM.
+    let vm = unsafe { JavaVm::from_raw(vm) }.ok_or("ERROR: JDWP: no JavaVM")?;
+    let jvmti = vm.get_jvmti(sys::JVMTI_VERSION_11).map_err(|e| format!("ERROR: JDWP unable to access JVMTI: {e}"))?;
+    // Which options there are depends on the VM (`onjcmd`: JDK 23 and older).
+    let runtime = jvmti.get_version_number().map_or(JvmtiVersion::FALLBACK, JvmtiVersion::from_number);
     let full = crate::options::with_env_options(text, std::env::var(crate::options::ENV_VAR).ok().as_deref());
-    let options = Options::parse(&full).map_err(|e| e.startup_message())?;
+    let options = Options::parse_on(&full, runtime).map_err(|e| e.startup_message())?;
     if options.help {
         println!("{}", help_text());
         let _ = std::io::stdout().flush();
@@ -74,9 +80,6 @@ fn load(vm: *mut JavaVM, text: &str) -> Result<(), String> {
     }
     crate::logging::init(&options);
 
-    // SAFETY: the VM passed us its JavaVM.
-    let vm = unsafe { JavaVm::from_raw(vm) }.ok_or("ERROR: JDWP: no JavaVM")?;
-    let jvmti = vm.get_jvmti(sys::JVMTI_VERSION_11).map_err(|e| format!("ERROR: JDWP unable to access JVMTI: {e}"))?;
     add_capabilities(jvmti).map_err(|e| format!("ERROR: JDWP unable to get necessary JVMTI capabilities: {e}"))?;
     let agent = install(Agent::new(jvmti, vm, options)).map_err(|e| format!("ERROR: JDWP: {e:?}"))?;
     // The profiler's own JVMTI environment, while every capability can still be had.

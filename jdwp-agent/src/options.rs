@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use jdwp_transports::{AddressError, SocketAddress};
 
+use crate::runtime::JvmtiVersion;
+
 /// The environment variable whose options the JDK's agent appends to its own
 /// (see [`with_env_options`]).
 pub const ENV_VAR: &str = "_JAVA_JDWP_OPTIONS";
@@ -225,8 +227,16 @@ impl OptionError {
 }
 
 impl Options {
-    /// Parses an option string (what follows `=` in `-agentpath:...=`; empty if there was none).
+    /// Parses an option string (what follows `=` in `-agentpath:...=`; empty if there was none),
+    /// as on the oldest JDK the agent supports: see [`Options::parse_on`].
     pub fn parse(options: &str) -> Result<Options, OptionError> {
+        Options::parse_on(options, JvmtiVersion::FALLBACK)
+    }
+
+    /// [`Options::parse`] for the VM the agent runs in: on a VM without
+    /// `VM.start_java_debugging` (JDK 24+, see [`JvmtiVersion::has_jcmd_start`]) `onjcmd` is an
+    /// unknown option, as the JDK's agent has it there.
+    pub fn parse_on(options: &str, runtime: JvmtiVersion) -> Result<Options, OptionError> {
         if options == "help" {
             return Ok(Options { help: true, ..Options::default() });
         }
@@ -270,7 +280,7 @@ impl Options {
                 "launch" => o.launch = Some(value.to_owned()),
                 "onthrow" => o.onthrow = Some(value.to_owned()),
                 "onuncaught" => o.onuncaught = yes_no("onuncaught", value)?,
-                "onjcmd" => o.onjcmd = yes_no("onjcmd", value)?,
+                "onjcmd" if runtime.has_jcmd_start() => o.onjcmd = yes_no("onjcmd", value)?,
                 "suspend" => o.suspend = yes_no("suspend", value)?,
                 "server" => o.server = yes_no("server", value)?,
                 "quiet" => o.quiet = yes_no("quiet", value)?,
@@ -423,7 +433,8 @@ onthrow=<class>             start debugging when this exception is thrown      n
 onuncaught=y|n              start debugging at an uncaught exception           n
                             (needs launch)
 onjcmd=y|n                  start debugging on `jcmd <pid>                     n
-                            VM.start_java_debugging` (needs server=y)
+                            VM.start_java_debugging` (needs server=y; JDK 23
+                            and older: JDK 24 removed that command)
 quiet=y|n                   do not print the address we listen on              n
 mutf8=y|n                   send modified UTF-8 rather than standard UTF-8     n
 includevirtualthreads=y|n   accepted for newer JDKs' command lines             n
@@ -508,6 +519,24 @@ mod tests {
         ] {
             assert!(text.contains(option), "{option} missing from help");
         }
+    }
+
+    #[test]
+    fn onjcmd_is_unknown_where_jcmd_cannot_start_debugging() {
+        const JDK_25: JvmtiVersion = JvmtiVersion { major: 25, minor: 0, micro: 0 };
+        for value in ["y", "n"] {
+            let text = format!("transport=dt_socket,server=y,onjcmd={value}");
+            assert!(Options::parse_on(&text, JvmtiVersion::FALLBACK).is_ok());
+            assert_eq!(
+                Options::parse_on(&text, JDK_25),
+                Err(OptionError::UnknownOption { name: "onjcmd".into(), value: value.into() })
+            );
+        }
+        // Before the checks that name onjcmd, as with JDK 25's agent.
+        assert!(matches!(
+            Options::parse_on("transport=dt_socket,server=n,onjcmd=y,launch=x", JDK_25),
+            Err(OptionError::UnknownOption { .. })
+        ));
     }
 
     #[test]

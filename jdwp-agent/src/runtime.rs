@@ -48,6 +48,14 @@ impl JvmtiVersion {
         self.major >= 19
     }
 
+    /// Whether the VM can start debugging on `jcmd <pid> VM.start_java_debugging`, so that the
+    /// agent's `onjcmd` option means something. JDK 24 removed that diagnostic command and, with
+    /// it, the option from its agent (JDK-8336401), which since refuses `onjcmd` as an unknown
+    /// option: an agent that took it would wait for a command that can never come.
+    pub fn has_jcmd_start(self) -> bool {
+        self.major < 24
+    }
+
     /// `VirtualMachine.Version`'s description, laid out line for line as the JDK's agent lays it
     /// out; `implementation` names the agent where the JDK's says "Reference Implementation".
     pub fn description(self, implementation: &str, vm_version: &str, vm_name: &str, vm_info: &str) -> String {
@@ -78,6 +86,14 @@ mod tests {
         assert_eq!(JvmtiVersion::from_number(0x3011_0000), JvmtiVersion { major: 17, minor: 0, micro: 0 });
         assert_eq!(JvmtiVersion::from_number(0x3019_0000), JvmtiVersion { major: 25, minor: 0, micro: 0 });
         assert_eq!(JvmtiVersion::from_number(0x300b_0203), JvmtiVersion { major: 11, minor: 2, micro: 3 });
+    }
+
+    #[test]
+    fn jcmd_can_start_debugging_up_to_jdk_23() {
+        assert!(JvmtiVersion::from_number(0x3011_0000).has_jcmd_start());
+        assert!(JvmtiVersion::from_number(0x3017_0000).has_jcmd_start());
+        assert!(!JvmtiVersion::from_number(0x3018_0000).has_jcmd_start());
+        assert!(!JvmtiVersion::from_number(0x3019_0000).has_jcmd_start());
     }
 
     #[test]

@@ -96,9 +96,36 @@ pub struct ThreadControl {
     /// [`ThreadControl::begin_self_suspend`]): their suspension in the VM belongs to the event until
     /// then, so the debugger's suspends and resumes only count for them.
     self_suspending: IdSet<ThreadId>,
+    /// Internal IDs given to threads that a VM-wide suspension counted before the debugger had
+    /// heard of them, and the IDs the debugger got for them since (see [`ThreadControl::rename`]).
+    renamed: IdMap<ThreadId, ThreadId>,
 }
 
 impl ThreadControl {
+    /// A thread counted under an internal ID (`from`: a VM-wide suspension numbered it without
+    /// the debugger hearing of it, as the JDK's agent hands out no ID there) got its ID for the
+    /// debugger (`to`): its counts go with it.
+    pub fn rename(&mut self, from: ThreadId, to: ThreadId) {
+        if let Some(count) = self.counts.remove(&from) {
+            self.counts.insert(to, count);
+        }
+        if let Some(count) = self.vcounts.remove(&from) {
+            self.vcounts.insert(to, count);
+        }
+        if self.foreign.remove(&from) {
+            self.foreign.insert(to);
+        }
+        if self.self_suspending.remove(&from) {
+            self.self_suspending.insert(to);
+        }
+        self.renamed.insert(from, to);
+    }
+
+    /// The ID a thread is counted under now (`thread` itself unless it was renamed).
+    pub fn current_id(&self, thread: ThreadId) -> ThreadId {
+        self.renamed.get(&thread).copied().unwrap_or(thread)
+    }
+
     /// The debugger-visible suspend count of a thread counted on its own: a platform thread, or a
     /// virtual thread whose count is not the VM-wide one. See [`ThreadControl::suspend_count_of`].
     pub fn suspend_count(&self, thread: ThreadId) -> u32 {
@@ -514,6 +541,8 @@ impl ThreadControl {
 #[derive(Debug, Default)]
 pub struct Threads {
     control: Mutex<ThreadControl>,
+    /// Renames not yet applied to the counts (see [`Threads::rename`]): a leaf lock.
+    renames: Mutex<Vec<(ThreadId, ThreadId)>>,
     lowered: Condvar,
 }
 
@@ -548,7 +577,24 @@ impl Drop for ThreadsGuard<'_> {
 impl Threads {
     /// Locks the counts (carrying on after a panic elsewhere, as [`crate::agent::lock`] does).
     pub fn lock(&self) -> ThreadsGuard<'_> {
-        ThreadsGuard { guard: self.control.lock().unwrap_or_else(|e| e.into_inner()), lowered: &self.lowered }
+        let mut guard = self.control.lock().unwrap_or_else(|e| e.into_inner());
+        self.apply_renames(&mut guard);
+        ThreadsGuard { guard, lowered: &self.lowered }
+    }
+
+    /// Records that a thread counted under `from` is `to` from now on (see
+    /// [`ThreadControl::rename`]). Takes only a leaf lock, so that whoever gives the thread its
+    /// new ID can call it holding anything but the ID table's lock; the counts follow the next
+    /// time anyone locks them, before they are read.
+    pub fn rename(&self, from: ThreadId, to: ThreadId) {
+        self.renames.lock().unwrap_or_else(|e| e.into_inner()).push((from, to));
+    }
+
+    fn apply_renames(&self, control: &mut ThreadControl) {
+        let renames = std::mem::take(&mut *self.renames.lock().unwrap_or_else(|e| e.into_inner()));
+        for (from, to) in renames {
+            control.rename(from, to);
+        }
     }
 
     /// Blocks the calling thread while the debugger keeps `thread` suspended, or until `give_up`
@@ -563,10 +609,12 @@ impl Threads {
     /// [`Threads::wake_waiters`].
     pub fn wait_while_suspended(&self, thread: ThreadId, give_up: &dyn Fn() -> bool) -> bool {
         let mut guard = self.control.lock().unwrap_or_else(|e| e.into_inner());
+        self.apply_renames(&mut guard);
         let mut waited = false;
-        while guard.suspend_count(thread) > 0 && !give_up() {
+        while guard.suspend_count(guard.current_id(thread)) > 0 && !give_up() {
             waited = true;
             guard = self.lowered.wait(guard).unwrap_or_else(|e| e.into_inner());
+            self.apply_renames(&mut guard);
         }
         waited
     }
@@ -1148,6 +1196,35 @@ mod tests {
     }
 
     const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+    /// A thread a VM-wide suspension counted under an internal ID, which the debugger then hears
+    /// of under another: its count, its waiter and its resume go with it.
+    #[test]
+    fn a_renamed_thread_keeps_its_count_and_its_waiter() {
+        use std::sync::{Arc, atomic::AtomicBool};
+        let (vm, threads) = (vm(2), Arc::new(Threads::default()));
+        let never = Arc::new(AtomicBool::new(false));
+        threads.lock().suspend_all(&vm).unwrap();
+        let (internal, public) = (ThreadId(1), ThreadId(7));
+        let waiter = spawn_waiter(&threads, internal, never.clone());
+        threads.rename(internal, public);
+        // In the VM both IDs name one thread.
+        vm.suspended.borrow_mut().remove(&internal);
+        vm.suspended.borrow_mut().insert(public);
+        vm.live.borrow_mut()[0] = public;
+        {
+            let tc = threads.lock();
+            assert_eq!((tc.suspend_count(public), tc.suspend_count(internal)), (1, 0));
+            assert_eq!(tc.current_id(internal), public);
+        }
+        threads.lock().suspend_thread(&vm, public).unwrap();
+        threads.lock().resume_all(&vm);
+        assert_eq!(threads.lock().suspend_count(public), 1);
+        assert!(waiter.recv_timeout(std::time::Duration::from_millis(50)).is_err(), "went on while suspended");
+        threads.lock().resume_thread(&vm, public).unwrap();
+        assert_eq!(waiter.recv_timeout(WAIT), Ok(true));
+        assert!(vm.suspended.borrow().is_empty(), "{:?}", vm.suspended.borrow());
+    }
 
     #[test]
     fn a_waiter_goes_on_only_when_the_count_reaches_zero() {

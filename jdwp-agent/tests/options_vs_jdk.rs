@@ -18,16 +18,16 @@ fn jdk_accepts(options: &str) -> bool {
     starts(&format!("-agentlib:jdwp={options}"))
 }
 
-/// Whether our agent accepts these options: the parser's verdict, and for a transport library,
+/// Whether our agent accepts these options: the parser's verdict, and for a transport library or
+/// `onjcmd` (an option of JDK 23 and older only, so the parser's verdict depends on the VM),
 /// whether a JVM with our agent starts.
 fn ours_accepts(options: &str) -> bool {
-    match Options::parse(options) {
-        Ok(Options { transport: Transport::Library(_), .. }) => {
-            let agent = test_rig::our_agent_library().expect("our agent");
-            starts(&format!("-agentpath:{}={options}", agent.display()))
-        }
-        parsed => parsed.is_ok(),
+    let parsed = Options::parse(options);
+    if matches!(parsed, Ok(Options { transport: Transport::Library(_), .. })) || options.contains("onjcmd=") {
+        let agent = test_rig::our_agent_library().expect("our agent");
+        return starts(&format!("-agentpath:{}={options}", agent.display()));
     }
+    parsed.is_ok()
 }
 
 /// Whether `java <agent option> -version` exits with 0.

@@ -182,18 +182,29 @@ fn onthrow_with_suspend_reports_the_exception_on_the_throwing_thread() {
     drop(s);
 }
 
-/// `onjcmd=y`: nothing starts at startup, not even with `suspend=y` (which `onjcmd` overrides, as
-/// with the JDK's agent): the program runs to its end without a listener. (Starting through jcmd
-/// needs the library loaded as `-agentlib:jdwp`; OpenJDK's OnJcmdTest covers it in conformance.)
+/// `onjcmd=y` up to JDK 23: nothing starts at startup, not even with `suspend=y` (which `onjcmd`
+/// overrides, as with the JDK's agent): the program runs to its end without a listener. (Starting
+/// through jcmd needs the library loaded as `-agentlib:jdwp`; OpenJDK's OnJcmdTest covers it in
+/// conformance.) From JDK 24 on, which has no `VM.start_java_debugging`, both agents refuse the
+/// option as unknown and the VM does not start. Checked with both agents on the same JDK.
 #[test]
-fn onjcmd_starts_nothing_at_startup() {
-    let jvm = Debuggee::builder("Hello")
-        .agent(ours("transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0,onjcmd=y"))
-        .expect_listening(false)
-        .spawn()
-        .unwrap();
-    assert!(jvm.wait_for_exit(TIMEOUT).expect("Hello ends").success(), "{}", jvm.output_text());
-    let out = jvm.stdout_text();
-    assert!(out.contains("Hello, world!"), "{out}");
-    assert!(!out.contains("Listening for transport"), "{out}");
+fn onjcmd_starts_nothing_at_startup_or_is_refused_from_jdk_24() {
+    const OPTIONS: &str = "transport=dt_socket,server=y,suspend=y,address=127.0.0.1:0,onjcmd=y";
+    let jcmd_can_start = test_rig::jdk_feature_version().expect("the JDK's version") < 24;
+    let lib = test_rig::our_agent_library().expect("our agent");
+    for agent in [Agent::jdk(OPTIONS), Agent::path(lib, OPTIONS)] {
+        let jvm = Debuggee::builder("Hello").agent(agent.clone()).expect_listening(false).spawn().unwrap();
+        let status = jvm.wait_for_exit(TIMEOUT).expect("Hello ends or the VM refuses to start");
+        let out = jvm.stdout_text();
+        assert!(!out.contains("Listening for transport"), "{agent:?}: {out}");
+        if jcmd_can_start {
+            assert!(status.success(), "{agent:?}: {}", jvm.output_text());
+            assert!(out.contains("Hello, world!"), "{agent:?}: {out}");
+        } else {
+            assert!(!status.success(), "{agent:?}: {}", jvm.output_text());
+            let output = jvm.output_text();
+            assert!(output.contains("JDWP option syntax error"), "{agent:?}: {output}");
+            assert!(!output.contains("Hello, world!"), "{agent:?}: the program must not run: {output}");
+        }
+    }
 }

@@ -117,7 +117,7 @@ pub fn all_classes_with_generic(
 
 pub fn all_threads(agent: &Agent, _: AllThreads) -> Result<AllThreadsReply, ErrorCode> {
     let jni = agent.jni()?;
-    let mut threads = crate::thread_control::SuspendOps::live_threads(&JvmtiSuspend { agent, jni })?;
+    let mut threads = agent.live_thread_ids(jni, true)?;
     // JVMTI lists platform threads only; with `includevirtualthreads=y` the virtual threads started
     // since the agent began tracking them follow (as the JDK's agent lists them).
     if agent.options.include_virtual_threads && agent.supports_virtual_threads() {
