@@ -71,7 +71,7 @@ pub mod raw_event;
 pub mod vthreads;
 
 use crate::events::requests::RequestTable;
-use crate::id_hash::IdMap;
+use crate::id_hash::{IdMap, IdVec};
 use crate::id_kinds::{Kind, Named, TypeKind};
 use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
@@ -290,7 +290,7 @@ impl Agent {
         }
         let mut table = lock(&self.ids);
         let tag = self.jvmti.get_tag(obj)?;
-        if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
+        if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(tag as u64)).flatten() {
             entry.thread |= kind == Known::Thread;
             return Ok(ObjectId(tag as u64));
         }
@@ -319,9 +319,11 @@ impl Agent {
     ) -> Result<ObjectId, ErrorCode> {
         let lasting = kind == Known::Class && self.class_lasts_with_vm(jni, table, obj, signature);
         let weak = jni.new_weak_global_ref(obj)?;
-        table.next += 1;
-        let id = table.next;
-        self.jvmti.set_tag(obj, id as i64)?;
+        let id = table.entries.next_id();
+        if let Err(e) = self.jvmti.set_tag(obj, id as i64) {
+            jni.delete_weak_global_ref(weak);
+            return Err(e.into());
+        }
         if !lasting {
             table.collectable.push(GlobalRef(weak));
             // While the VM is suspended, new IDs are held like the others (see `ObjectTable`).
@@ -329,7 +331,9 @@ impl Agent {
                 table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
             }
         }
-        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: kind == Known::Thread });
+        let pushed =
+            table.entries.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: kind == Known::Thread });
+        debug_assert_eq!(pushed, id);
         Ok(ObjectId(id))
     }
 
@@ -389,7 +393,7 @@ impl Agent {
         // Copy the weak reference out, then call JNI without the lock (see the locking rules).
         // Weak references are never deleted, and a pinned object is strongly reachable, so the
         // weak reference resolves exactly while the object lives.
-        let weak = lock(&self.ids).entries.get(&id.0).map(|e| e.weak).ok_or(ErrorCode::INVALID_OBJECT)?;
+        let weak = lock(&self.ids).entries.get(id.0).map(|e| e.weak).ok_or(ErrorCode::INVALID_OBJECT)?;
         let local = jni.new_local_ref(weak.0);
         if local.is_null() { Err(ErrorCode::INVALID_OBJECT) } else { Ok(local) }
     }
@@ -531,7 +535,7 @@ impl Agent {
     /// which guards plain data only; see the locking rules).
     pub fn existing_thread_id(&self, thread: jthread) -> Option<ThreadId> {
         let tag = self.jvmti.get_tag(thread).ok().filter(|&t| t > 0)? as u64;
-        lock(&self.ids).entries.contains_key(&tag).then_some(ThreadId(tag))
+        lock(&self.ids).entries.contains(tag).then_some(ThreadId(tag))
     }
 
     /// The thread ID of a thread object (agent threads included; callers filter).
@@ -558,7 +562,7 @@ impl Agent {
                 if tag > 0 && agent_tags.contains(&tag) {
                     continue;
                 }
-                if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
+                if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(tag as u64)).flatten() {
                     entry.thread = true;
                     out.push(ThreadId(tag as u64));
                 } else if !agent_threads.iter().flatten().any(|a| jni.is_same_object(a.0, t)) {
@@ -580,7 +584,7 @@ impl Agent {
     pub fn thread_refs(&self, jni: Jni, threads: &[ThreadId]) -> Vec<Result<(jthread, bool), ErrorCode>> {
         let known: Vec<Option<jobject>> = {
             let table = lock(&self.ids);
-            threads.iter().map(|t| table.entries.get(&t.0).filter(|e| e.thread).map(|e| e.weak.0)).collect()
+            threads.iter().map(|t| table.entries.get(t.0).filter(|e| e.thread).map(|e| e.weak.0)).collect()
         };
         threads
             .iter()
@@ -622,7 +626,7 @@ impl Agent {
     pub fn pin(&self, jni: Jni, id: ObjectId) -> Result<(), ErrorCode> {
         let obj = self.non_null_object(jni, id)?;
         let mut table = lock(&self.ids);
-        let entry = table.entries.get_mut(&id.0).ok_or(ErrorCode::INVALID_OBJECT)?;
+        let entry = table.entries.get_mut(id.0).ok_or(ErrorCode::INVALID_OBJECT)?;
         if entry.pinned.is_none() {
             entry.pinned = Some(GlobalRef(jni.new_global_ref(obj)?));
         }
@@ -632,7 +636,7 @@ impl Agent {
     /// Lets an object be collected again (`EnableCollection`).
     pub fn unpin(&self, jni: Jni, id: ObjectId) -> Result<(), ErrorCode> {
         let mut table = lock(&self.ids);
-        if let Some(strong) = table.entries.get_mut(&id.0).and_then(|e| e.pinned.take()) {
+        if let Some(strong) = table.entries.get_mut(id.0).and_then(|e| e.pinned.take()) {
             jni.delete_global_ref(strong.0);
         }
         Ok(())
@@ -649,7 +653,7 @@ impl Agent {
                 jni.delete_local_ref(obj);
                 Ok(false)
             }
-            Err(_) if lock(&self.ids).entries.contains_key(&id.0) => Ok(true),
+            Err(_) if lock(&self.ids).entries.contains(id.0) => Ok(true),
             Err(e) => Err(e),
         }
     }
@@ -877,8 +881,8 @@ fn class_lasts_with_vm(loader: LoaderKind, signature: &str) -> bool {
 /// Object IDs ↔ objects. IDs are JVMTI tags, so an object keeps its ID; they are never reused.
 #[derive(Default)]
 pub struct ObjectTable {
-    next: u64,
-    entries: IdMap<u64, ObjectEntry>,
+    /// By ID: IDs are handed out in order and never reused.
+    entries: IdVec<ObjectEntry>,
     /// The weak references of every object that can be collected: all but the classes no loader
     /// can unload (see [`class_lasts_with_vm`]). While the whole VM is suspended, these are held,
     /// as the JDK's agent holds every ID: an object the debugger just got (a `NewInstance` result,
