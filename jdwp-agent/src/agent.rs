@@ -73,7 +73,7 @@ pub mod raw_event;
 pub mod vthreads;
 
 use crate::events::requests::RequestTable;
-use crate::id_hash::IdMap;
+use crate::id_hash::{IdMap, IdVec};
 use crate::id_kinds::{Kind, Named, TypeKind};
 use crate::jni::{JavaVm, Jni};
 use crate::jvmti::Jvmti;
@@ -292,7 +292,7 @@ impl Agent {
         }
         let mut table = lock(&self.ids);
         let tag = self.jvmti.get_tag(obj)?;
-        if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
+        if let Some(entry) = (tag > 0).then(|| table.get_mut(tag as u64)).flatten() {
             entry.thread |= kind == Known::Thread;
             if entry.hidden {
                 let (from, to) = self.expose_hidden_thread(&mut table, obj, tag as u64)?;
@@ -327,9 +327,11 @@ impl Agent {
     ) -> Result<ObjectId, ErrorCode> {
         let lasting = kind == Known::Class && self.class_lasts_with_vm(jni, table, obj, signature);
         let weak = jni.new_weak_global_ref(obj)?;
-        table.next += 1;
-        let id = table.next;
-        self.jvmti.set_tag(obj, id as i64)?;
+        let id = table.entries.next_id();
+        if let Err(e) = self.jvmti.set_tag(obj, id as i64) {
+            jni.delete_weak_global_ref(weak);
+            return Err(e.into());
+        }
         if !lasting {
             table.collectable.push(GlobalRef(weak));
             // While the VM is suspended, new IDs are held like the others (see `ObjectTable`).
@@ -337,10 +339,13 @@ impl Agent {
                 table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
             }
         }
-        table.entries.insert(
-            id,
-            ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: kind == Known::Thread, hidden: false },
-        );
+        let pushed = table.entries.push(ObjectEntry {
+            weak: GlobalRef(weak),
+            pinned: None,
+            thread: kind == Known::Thread,
+            hidden: false,
+        });
+        debug_assert_eq!(pushed, id);
         Ok(ObjectId(id))
     }
 
@@ -348,11 +353,14 @@ impl Agent {
     /// object, alive, so neither held while the VM is suspended nor ever collectable meanwhile.
     fn new_hidden_thread_id(&self, jni: Jni, table: &mut ObjectTable, thread: jthread) -> Result<ThreadId, ErrorCode> {
         let weak = jni.new_weak_global_ref(thread)?;
-        table.hidden += 1;
-        let id = HIDDEN_IDS + table.hidden;
-        self.jvmti.set_tag(thread, id as i64)?;
+        let id = HIDDEN_IDS + table.hidden.next_id();
+        if let Err(e) = self.jvmti.set_tag(thread, id as i64) {
+            jni.delete_weak_global_ref(weak);
+            return Err(e.into());
+        }
         table.collectable.push(GlobalRef(weak));
-        table.entries.insert(id, ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: true });
+        let pushed = table.hidden.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: true });
+        debug_assert_eq!(HIDDEN_IDS + pushed, id);
         Ok(ThreadId(id))
     }
 
@@ -365,11 +373,11 @@ impl Agent {
         thread: jthread,
         hidden: u64,
     ) -> Result<(ThreadId, ThreadId), ErrorCode> {
-        let weak = table.entries.get(&hidden).map(|e| e.weak).ok_or(ErrorCode::INTERNAL)?;
-        let id = table.next + 1;
+        let weak = table.get(hidden).map(|e| e.weak).ok_or(ErrorCode::INTERNAL)?;
+        let id = table.entries.next_id();
         self.jvmti.set_tag(thread, id as i64)?;
-        table.next = id;
-        table.entries.insert(id, ObjectEntry { weak, pinned: None, thread: true, hidden: false });
+        let pushed = table.entries.push(ObjectEntry { weak, pinned: None, thread: true, hidden: false });
+        debug_assert_eq!(pushed, id);
         Ok((ThreadId(hidden), ThreadId(id)))
     }
 
@@ -429,7 +437,7 @@ impl Agent {
         // Copy the weak reference out, then call JNI without the lock (see the locking rules).
         // Weak references are never deleted, and a pinned object is strongly reachable, so the
         // weak reference resolves exactly while the object lives.
-        let weak = lock(&self.ids).entries.get(&id.0).map(|e| e.weak).ok_or(ErrorCode::INVALID_OBJECT)?;
+        let weak = lock(&self.ids).get(id.0).map(|e| e.weak).ok_or(ErrorCode::INVALID_OBJECT)?;
         let local = jni.new_local_ref(weak.0);
         if local.is_null() { Err(ErrorCode::INVALID_OBJECT) } else { Ok(local) }
     }
@@ -572,7 +580,7 @@ impl Agent {
     pub fn existing_thread_id(&self, thread: jthread) -> Option<ThreadId> {
         let tag = self.jvmti.get_tag(thread).ok().filter(|&t| t > 0)? as u64;
         // An internal ID is none: the debugger must hear of the thread under its own.
-        lock(&self.ids).entries.get(&tag).is_some_and(|e| !e.hidden).then_some(ThreadId(tag))
+        lock(&self.ids).entries.contains(tag).then_some(ThreadId(tag))
     }
 
     /// The thread ID of a thread object (agent threads included; callers filter).
@@ -607,7 +615,7 @@ impl Agent {
                 if tag > 0 && agent_tags.contains(&tag) {
                     continue;
                 }
-                if let Some(entry) = (tag > 0).then(|| table.entries.get_mut(&(tag as u64))).flatten() {
+                if let Some(entry) = (tag > 0).then(|| table.get_mut(tag as u64)).flatten() {
                     entry.thread = true;
                     if entry.hidden && for_debugger {
                         let (from, to) = self.expose_hidden_thread(&mut table, t, tag as u64)?;
@@ -643,7 +651,7 @@ impl Agent {
     pub fn thread_refs(&self, jni: Jni, threads: &[ThreadId]) -> Vec<Result<(jthread, bool), ErrorCode>> {
         let known: Vec<Option<jobject>> = {
             let table = lock(&self.ids);
-            threads.iter().map(|t| table.entries.get(&t.0).filter(|e| e.thread).map(|e| e.weak.0)).collect()
+            threads.iter().map(|t| table.get(t.0).filter(|e| e.thread).map(|e| e.weak.0)).collect()
         };
         threads
             .iter()
@@ -685,7 +693,7 @@ impl Agent {
     pub fn pin(&self, jni: Jni, id: ObjectId) -> Result<(), ErrorCode> {
         let obj = self.non_null_object(jni, id)?;
         let mut table = lock(&self.ids);
-        let entry = table.entries.get_mut(&id.0).ok_or(ErrorCode::INVALID_OBJECT)?;
+        let entry = table.entries.get_mut(id.0).ok_or(ErrorCode::INVALID_OBJECT)?;
         if entry.pinned.is_none() {
             entry.pinned = Some(GlobalRef(jni.new_global_ref(obj)?));
         }
@@ -695,7 +703,7 @@ impl Agent {
     /// Lets an object be collected again (`EnableCollection`).
     pub fn unpin(&self, jni: Jni, id: ObjectId) -> Result<(), ErrorCode> {
         let mut table = lock(&self.ids);
-        if let Some(strong) = table.entries.get_mut(&id.0).and_then(|e| e.pinned.take()) {
+        if let Some(strong) = table.entries.get_mut(id.0).and_then(|e| e.pinned.take()) {
             jni.delete_global_ref(strong.0);
         }
         Ok(())
@@ -712,7 +720,7 @@ impl Agent {
                 jni.delete_local_ref(obj);
                 Ok(false)
             }
-            Err(_) if lock(&self.ids).entries.contains_key(&id.0) => Ok(true),
+            Err(_) if lock(&self.ids).entries.contains(id.0) => Ok(true),
             Err(e) => Err(e),
         }
     }
@@ -949,10 +957,10 @@ fn class_lasts_with_vm(loader: LoaderKind, signature: &str) -> bool {
 /// Object IDs ↔ objects. IDs are JVMTI tags, so an object keeps its ID; they are never reused.
 #[derive(Default)]
 pub struct ObjectTable {
-    next: u64,
-    /// How many internal thread IDs were given (see `ObjectEntry::hidden`).
-    hidden: u64,
-    entries: IdMap<u64, ObjectEntry>,
+    /// By ID: IDs are handed out in order and never reused.
+    entries: IdVec<ObjectEntry>,
+    /// The internal thread IDs (see `ObjectEntry::hidden`), by ID less [`HIDDEN_IDS`].
+    hidden: IdVec<ObjectEntry>,
     /// The weak references of every object that can be collected: all but the classes no loader
     /// can unload (see [`class_lasts_with_vm`]). While the whole VM is suspended, these are held,
     /// as the JDK's agent holds every ID: an object the debugger just got (a `NewInstance` result,
@@ -966,6 +974,23 @@ pub struct ObjectTable {
     suspend_pinned: bool,
     /// The platform and application loaders, once seen (see `Agent::loader_kind`).
     builtin_loaders: Vec<GlobalRef>,
+}
+
+impl ObjectTable {
+    /// The entry of an ID, ordinary or internal.
+    fn get(&self, id: u64) -> Option<&ObjectEntry> {
+        match id.checked_sub(HIDDEN_IDS) {
+            Some(internal) => self.hidden.get(internal),
+            None => self.entries.get(id),
+        }
+    }
+
+    fn get_mut(&mut self, id: u64) -> Option<&mut ObjectEntry> {
+        match id.checked_sub(HIDDEN_IDS) {
+            Some(internal) => self.hidden.get_mut(internal),
+            None => self.entries.get_mut(id),
+        }
+    }
 }
 
 /// Which fields of a type [`Agent::field_of`] accepts.

@@ -130,8 +130,14 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
         // The debugger may invoke methods in this thread as soon as it hears of the event.
         crate::invoke::before_event(jni, thread, policy);
     }
-    let event_thread = if thread.is_null() || agent_thread { None } else { global(jni, thread) };
     let wait = (policy != SuspendPolicy::None || death) && !agent_thread;
+    // A reference to the thread for the helper only when it has a use for one: no global
+    // reference to make and free for each event that suspends nothing.
+    let event_thread = if thread.is_null() || agent_thread || !helper_needs_thread(policy, wait, death) {
+        None
+    } else {
+        global(jni, thread)
+    };
     // A suspending event suspends its own thread here, which the helper then counts: one wake-up
     // per event instead of two (the helper's "sent", then the resume).
     let self_suspend = match event_thread {
@@ -167,6 +173,13 @@ pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, e
     if policy != SuspendPolicy::None && !thread.is_null() && !agent_thread {
         crate::invoke::after_event(agent, jni, thread);
     }
+}
+
+/// Whether the helper needs the event thread itself for a composite: to suspend it (policy
+/// `EventThread`), or to see it suspend itself (a suspending event it waits for, see [`report`]).
+/// An event that suspends nothing names its thread in its events; the helper never touches it.
+fn helper_needs_thread(policy: SuspendPolicy, wait: bool, death: bool) -> bool {
+    policy == SuspendPolicy::EventThread || (wait && !death)
 }
 
 fn global(jni: Jni, obj: jobject) -> Option<GlobalRef> {
@@ -779,4 +792,20 @@ pub unsafe extern "system" fn on_monitor_waited(
     timed_out: jboolean,
 ) {
     crate::guard((), || monitor_event(jni_env, thread, object, MonitorDetail::Waited(timed_out != 0)));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_helper_gets_the_event_thread_only_to_suspend_it() {
+        use SuspendPolicy::{All, EventThread, None};
+        // (policy, wait, death)
+        assert!(!helper_needs_thread(None, false, false), "suspends nothing");
+        assert!(!helper_needs_thread(None, true, true), "the VM death event");
+        assert!(helper_needs_thread(EventThread, true, false));
+        assert!(helper_needs_thread(All, true, false), "the thread may suspend itself");
+        assert!(!helper_needs_thread(All, true, true), "suspends all at VM death: not by its thread");
+    }
 }

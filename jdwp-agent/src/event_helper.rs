@@ -17,6 +17,10 @@
 //! waiting here, an application thread that posts one waits for the helper to catch up (a
 //! debugger that stops reading, or holds events, costs the program time, not memory).
 //!
+//! Composites that suspend nothing and that no thread waits for are written in batches: while
+//! more work waits in the inbox, they are encoded and held in the helper's [`Outbox`], and written
+//! together, in one write, before anything else happens (see [`crate::outbox`]).
+//!
 //! Each composite is tagged with the session it was matched for ([`Gate::session`]): one that is
 //! still queued when its debugger leaves is dropped (its references freed), never sent to the next
 //! debugger.
@@ -32,7 +36,13 @@ use crate::agent::helper::{Job, Task};
 use crate::agent::{Agent, GlobalRef, ID_SIZES, JvmtiSuspend};
 use crate::gate::{Closed, Gate, Inbound, Inbox};
 use crate::jni::Jni;
+use crate::outbox::Outbox;
 use crate::raw::RawEvent;
+use crate::session::Session;
+
+/// The helper's outbox: bodies tagged with the session and the gate's session number they were
+/// matched for.
+type Held = Outbox<(Arc<Session>, u64)>;
 
 /// The helper thread's loop (runs until the VM dies).
 ///
@@ -45,40 +55,86 @@ pub fn run(agent: &Agent, jni: Jni, inbox: Inbox<Job>) {
     crate::step_switch::keeper_is_current_thread(agent, jni);
     let gate = &agent.gate;
     let mut timed: Vec<(Instant, Task)> = Vec::new();
+    let mut out = Held::default();
     loop {
         let due = timed.iter().map(|(at, _)| *at).min();
-        match inbox.recv(due) {
+        // What is held goes out before the helper waits: never held while it is idle.
+        let next = match inbox.try_recv() {
+            Some(next) => Ok(next),
+            None => {
+                flush(agent, &mut out);
+                inbox.recv(due)
+            }
+        };
+        match next {
             Ok(Inbound::Job(job)) if job.is_composite() => {
                 if let Some(job) = gate.offer(job) {
-                    run_job(agent, jni, job);
+                    run_job(agent, jni, job, &mut out);
                 }
             }
             Ok(Inbound::Job(Job::Timed { at, task })) => timed.push((at, task)),
-            Ok(Inbound::Job(job)) => run_job(agent, jni, job),
+            Ok(Inbound::Job(job)) => run_job(agent, jni, job, &mut out),
             // The gate opened: what it held is taken below.
             Ok(Inbound::Wake) | Err(Closed::Timeout) => {}
-            Err(Closed::Disconnected) => return,
+            Err(Closed::Disconnected) => {
+                flush(agent, &mut out);
+                return;
+            }
         }
         let now = Instant::now();
         while let Some(due) = timed.iter().position(|(at, _)| *at <= now) {
             let (_, task) = timed.swap_remove(due);
-            run_job(agent, jni, Job::Task { task, done: None });
+            run_job(agent, jni, Job::Task { task, done: None }, &mut out);
         }
         // One at a time: a composite that suspends all closes the gate again.
         while let Some(job) = gate.next() {
-            run_job(agent, jni, job);
+            run_job(agent, jni, job, &mut out);
         }
     }
 }
 
-fn run_job(agent: &Agent, jni: Jni, job: Job) {
+/// Whether `job` is a composite the outbox may hold.
+fn holdable(job: &Job) -> bool {
+    match job {
+        Job::Deliver { policy, done, self_suspend, .. } => {
+            Held::may_hold(*policy, done.is_some() || self_suspend.is_some())
+        }
+        _ => false,
+    }
+}
+
+fn run_job(agent: &Agent, jni: Jni, job: Job, out: &mut Held) {
+    // Anything else comes after what is held, as it would have without the outbox.
+    let hold = holdable(&job);
+    if !hold {
+        flush(agent, out);
+    }
     let frame = jni.push_local_frame(64);
     // A panic in one job must not stop event delivery for good.
-    crate::guard((), AssertUnwindSafe(|| handle(agent, jni, job)));
+    crate::guard((), AssertUnwindSafe(|| handle(agent, jni, job, hold.then_some(&mut *out))));
     drop(frame);
 }
 
-fn handle(agent: &Agent, jni: Jni, job: Job) {
+/// Writes what the outbox holds, in one write, if its debugger is still the one attached.
+fn flush(agent: &Agent, out: &mut Held) {
+    if let Some(((session, matched_for), bodies)) = out.take() {
+        write_held(agent, &session, matched_for, bodies);
+    }
+}
+
+fn write_held(agent: &Agent, session: &Arc<Session>, matched_for: u64, bodies: Vec<Vec<u8>>) {
+    let _order = session.order();
+    // Matched for a debugger that has left: dropped (as at the check in `deliver_counted`).
+    if !agent.session().is_some_and(|now| Arc::ptr_eq(&now, session)) || !agent.gate.is_current(Some(matched_for)) {
+        return;
+    }
+    if let Err(e) = session.send_events(bodies) {
+        tracing::debug!(?e, "events not delivered");
+    }
+}
+
+/// `out`: the outbox, if this job's composite may wait there.
+fn handle(agent: &Agent, jni: Jni, job: Job, out: Option<&mut Held>) {
     match job {
         Job::Deliver { policy, thread, events, done, self_suspend, session } => {
             /// Counts the events out however their delivery ends (even by a panic, which
@@ -94,7 +150,7 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
                 (Some(flag), Some(t)) => Some((flag.thread(), flag.wait_suspended(agent, t.0))),
                 _ => None,
             };
-            send_composite(agent, jni, policy, thread, events, self_suspended, Some(session));
+            send_composite(agent, jni, policy, thread, events, self_suspended, Some(session), out);
             if let Some(done) = done {
                 let _ = done.send(());
             }
@@ -102,7 +158,7 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
         Job::Cleanup(requests) => crate::commands::event_request::forget_requests(agent, jni, &requests),
         Job::Unloads => {
             for (policy, events) in crate::events::unload::take_unloads(agent, jni) {
-                send_composite(agent, jni, policy, None, events, None, None);
+                send_composite(agent, jni, policy, None, events, None, None, None);
             }
         }
         // Kept by `run` until due.
@@ -119,7 +175,9 @@ fn handle(agent: &Agent, jni: Jni, job: Job) {
 /// Delivers one composite and releases its references. `self_suspended`: the event thread (this
 /// ID) suspended itself for it (whether that worked), see
 /// [`crate::agent::helper::EventHelper::deliver_self_suspending`].
-/// `session`: the session it was matched for, if not the current one's.
+/// `session`: the session it was matched for, if not the current one's. `out`: the outbox, if
+/// the composite may wait there.
+#[allow(clippy::too_many_arguments)]
 fn send_composite(
     agent: &Agent,
     jni: Jni,
@@ -128,8 +186,9 @@ fn send_composite(
     events: Vec<RawEvent>,
     self_suspended: Option<(ThreadId, bool)>,
     session: Option<u64>,
+    out: Option<&mut Held>,
 ) {
-    if let Err(e) = deliver(agent, jni, policy, thread, &events, self_suspended, session) {
+    if let Err(e) = deliver(agent, jni, policy, thread, &events, self_suspended, session, out) {
         tracing::debug!(?e, "event not delivered");
     }
     for event in events {
@@ -140,6 +199,7 @@ fn send_composite(
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn deliver(
     agent: &Agent,
     jni: Jni,
@@ -148,6 +208,7 @@ fn deliver(
     raw: &[RawEvent],
     self_suspended: Option<(ThreadId, bool)>,
     matched_for: Option<u64>,
+    out: Option<&mut Held>,
 ) -> Result<(), ErrorCode> {
     /// Whatever happens (an error, even a panic), a self-suspending event thread is counted or let
     /// go when delivery ends.
@@ -160,9 +221,10 @@ fn deliver(
         }
     }
     let end = EndSelfSuspend(JvmtiSuspend { agent, jni }, self_suspended);
-    deliver_counted(agent, jni, policy, thread, raw, &end.0, matched_for)
+    deliver_counted(agent, jni, policy, thread, raw, &end.0, matched_for, out)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn deliver_counted(
     agent: &Agent,
     jni: Jni,
@@ -171,6 +233,7 @@ fn deliver_counted(
     raw: &[RawEvent],
     ops: &JvmtiSuspend<'_>,
     matched_for: Option<u64>,
+    out: Option<&mut Held>,
 ) -> Result<(), ErrorCode> {
     // Matched for a debugger that has left: dropped, whoever listens now.
     let current = |matched_for: Option<u64>| agent.gate.is_current(matched_for);
@@ -192,6 +255,15 @@ fn deliver_counted(
         return Err(ErrorCode::INTERNAL);
     }
     let body = codec::encode_body(&Composite { suspend_policy: policy, events }, ID_SIZES);
+    if let Some(out) = out {
+        // Suspends nothing: held, and checked against the session again when written.
+        let matched_for = matched_for.unwrap_or_else(|| agent.gate.session());
+        let same = |a: &(Arc<Session>, u64), b: &(Arc<Session>, u64)| Arc::ptr_eq(&a.0, &b.0) && a.1 == b.1;
+        for ((session, matched_for), bodies) in out.hold((session, matched_for), body, same) {
+            write_held(agent, &session, matched_for, bodies);
+        }
+        return Ok(());
+    }
     let _order = session.order();
     // The debugger may have left since the look above: its detach (under the same lock) resumed
     // every thread, and suspending now would leave the VM stopped with no one to resume it.

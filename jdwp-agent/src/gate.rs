@@ -129,6 +129,11 @@ pub enum Closed {
 }
 
 impl<J> Inbox<J> {
+    /// The next message if one is waiting now (`None`: none is, or none can come any more).
+    pub fn try_recv(&self) -> Option<Inbound<J>> {
+        self.0.try_recv().ok()
+    }
+
     /// The next message, waiting for it until `until` (for ever with `None`).
     pub fn recv(&self, until: Option<Instant>) -> Result<Inbound<J>, Closed> {
         match until {

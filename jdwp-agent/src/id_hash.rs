@@ -53,10 +53,74 @@ impl Hasher for IdHasher {
     }
 }
 
+/// Values for IDs the agent hands out in order, from 1, and never frees (object IDs): the value
+/// of ID `n` sits at `n - 1`, with no hashing, no rehashing as the table grows (a program that
+/// starts a million threads under a thread start request gives each an ID), and no memory per
+/// entry beyond the value. Any other number (0, a tag the agent did not hand out) has no value.
+#[derive(Debug, Clone)]
+pub struct IdVec<V>(Vec<V>);
+
+impl<V> Default for IdVec<V> {
+    fn default() -> Self {
+        IdVec(Vec::new())
+    }
+}
+
+impl<V> IdVec<V> {
+    /// The ID the next [`IdVec::push`] gets.
+    pub fn next_id(&self) -> u64 {
+        self.0.len() as u64 + 1
+    }
+
+    /// Stores the value of the next ID and returns that ID.
+    pub fn push(&mut self, value: V) -> u64 {
+        self.0.push(value);
+        self.0.len() as u64
+    }
+
+    fn index(&self, id: u64) -> Option<usize> {
+        id.checked_sub(1).and_then(|i| usize::try_from(i).ok()).filter(|&i| i < self.0.len())
+    }
+
+    pub fn get(&self, id: u64) -> Option<&V> {
+        self.index(id).map(|i| &self.0[i])
+    }
+
+    pub fn get_mut(&mut self, id: u64) -> Option<&mut V> {
+        self.index(id).map(|i| &mut self.0[i])
+    }
+
+    pub fn contains(&self, id: u64) -> bool {
+        self.index(id).is_some()
+    }
+
+    pub fn values_mut(&mut self) -> impl Iterator<Item = &mut V> {
+        self.0.iter_mut()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::hash::BuildHasher;
+
+    #[test]
+    fn id_vec_hands_out_ids_from_one_and_knows_no_other() {
+        let mut v = IdVec::default();
+        assert_eq!(v.next_id(), 1);
+        assert_eq!(v.push("a"), 1);
+        assert_eq!(v.next_id(), 2);
+        assert_eq!(v.push("b"), 2);
+        assert_eq!(v.get(1), Some(&"a"));
+        assert_eq!(v.get(2), Some(&"b"));
+        for unknown in [0, 3, u64::MAX] {
+            assert_eq!(v.get(unknown), None);
+            assert!(!v.contains(unknown));
+        }
+        *v.get_mut(2).unwrap() = "c";
+        assert!(v.contains(2));
+        assert_eq!(v.values_mut().map(|x| *x).collect::<Vec<_>>(), ["a", "c"]);
+    }
 
     #[test]
     fn sequential_ids_spread_over_the_low_bits() {

@@ -33,6 +33,7 @@ pub mod jvmti;
 mod loader;
 mod logging;
 pub mod options;
+mod outbox;
 pub mod profiling;
 mod raw;
 pub mod runtime;

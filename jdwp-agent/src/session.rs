@@ -72,6 +72,19 @@ impl Session {
         self.writer.write_packet(&Packet::command(id, event::SET, <event::Composite as Command>::CMD, body))
     }
 
+    /// Sends event composites, in order, in one write where the transport allows (the caller
+    /// holds [`Session::order`]).
+    pub fn send_events(&self, bodies: Vec<Vec<u8>>) -> Result<(), TransportError> {
+        let packets: Vec<Packet> = bodies
+            .into_iter()
+            .map(|body| {
+                let id = self.next_event_id.fetch_add(1, Ordering::Relaxed);
+                Packet::command(id, event::SET, <event::Composite as Command>::CMD, body)
+            })
+            .collect();
+        self.writer.write_packets(&packets)
+    }
+
     /// Sends a command packet of a vendor set (the profiler's live events), which the debugger
     /// never answers. Not ordered against replies like events are: these carry no suspension.
     pub fn send_command(&self, set: u8, cmd: u8, body: Vec<u8>) -> Result<(), TransportError> {

@@ -203,6 +203,16 @@ impl Writer {
         }
     }
 
+    /// Writes whole packets in order; back to back in one write where the transport can (a socket,
+    /// shared memory), one by one through a library transport.
+    pub fn write_packets(&self, packets: &[Packet]) -> Result<(), TransportError> {
+        match self {
+            Writer::Socket(w) => w.write_packets(packets),
+            Writer::Shmem(w) => w.write_packets(packets),
+            Writer::Library(l) => packets.iter().try_for_each(|p| l.write_packet(p)),
+        }
+    }
+
     /// Ends the connection both ways (idempotent).
     pub fn shutdown(&self) -> Result<(), TransportError> {
         match self {

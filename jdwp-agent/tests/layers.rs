@@ -41,6 +41,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "step/switch_state.rs",
             "gate.rs",
             "backpressure.rs",
+            "outbox.rs",
         ],
     ),
     ("agent: the one owner of the agent's state", &["agent.rs", "agent/"]),

@@ -131,6 +131,19 @@ impl<W: Write> PacketWriter<W> {
         inner.flush().map_err(|e| TransportError::io("flushing a JDWP packet", e))
     }
 
+    /// Encodes `packets` into one buffer and writes it with one `write_all`, then flushes, under
+    /// one lock: the packets go out back to back, in order, in as few system calls as the stream
+    /// needs (one, for a socket that takes them all). Nothing is written if one cannot be encoded.
+    pub fn write_packets(&self, packets: &[Packet]) -> Result<(), TransportError> {
+        let mut bytes = Vec::with_capacity(packets.iter().map(Packet::encoded_len).sum());
+        for packet in packets {
+            packet.encode_into(&mut bytes)?;
+        }
+        let mut inner = self.lock();
+        inner.write_all(&bytes).map_err(|e| TransportError::io("writing JDWP packets", e))?;
+        inner.flush().map_err(|e| TransportError::io("flushing JDWP packets", e))
+    }
+
     /// Locks the stream for direct use (for example to shut it down). Packets written through
     /// other clones wait meanwhile.
     pub fn lock(&self) -> MutexGuard<'_, W> {
@@ -238,5 +251,34 @@ mod tests {
             count += 1;
         }
         assert_eq!(count, 200);
+    }
+
+    /// Counts the writes it is given.
+    struct Writes(Vec<u8>, usize);
+
+    impl io::Write for Writes {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.1 += 1;
+            self.0.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn packets_written_together_go_in_one_write_in_order() {
+        let writer = PacketWriter::new(Writes(Vec::new(), 0));
+        let packets: Vec<Packet> = (0..5u32).map(|i| Packet::command(i, 64, 100, vec![i as u8; i as usize])).collect();
+        writer.write_packets(&packets).unwrap();
+        writer.write_packets(&[]).unwrap();
+        let Writes(data, writes) = std::mem::replace(&mut *writer.lock(), Writes(Vec::new(), 0));
+        assert_eq!(writes, 1, "one write for the batch (and none for an empty one)");
+        let mut r = PacketReader::new(Cursor::new(data));
+        for expected in &packets {
+            assert_eq!(r.read_packet().unwrap().as_ref(), Some(expected));
+        }
+        assert_eq!(r.read_packet().unwrap(), None);
     }
 }

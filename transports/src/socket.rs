@@ -365,6 +365,12 @@ impl SocketWriter {
         self.packets.write_packet(packet)
     }
 
+    /// Writes whole packets back to back, in order, in one write (see
+    /// [`crate::PacketWriter::write_packets`]); concurrent callers' packets never come between.
+    pub fn write_packets(&self, packets: &[Packet]) -> Result<(), TransportError> {
+        self.packets.write_packets(packets)
+    }
+
     /// Shuts the connection down in both directions: the reader sees end of stream, blocked and
     /// later writes fail, and the peer sees the connection close. Idempotent.
     pub fn shutdown(&self) -> Result<(), TransportError> {

@@ -980,6 +980,12 @@ impl ShmemWriter {
         self.packets.write_packet(packet)
     }
 
+    /// Writes whole packets back to back, in order, in one write (see
+    /// [`crate::PacketWriter::write_packets`]); concurrent callers' packets never come between.
+    pub fn write_packets(&self, packets: &[Packet]) -> Result<(), TransportError> {
+        self.packets.write_packets(packets)
+    }
+
     /// Ends the connection both ways: our reader sees end of stream, writes fail, the peer reads
     /// what was sent and then sees the end; a listener is freed for its next peer. Idempotent.
     pub fn shutdown(&self) -> Result<(), TransportError> {
