@@ -150,7 +150,8 @@ fn handle(agent: &Agent, jni: Jni, job: Job, out: Option<&mut Held>) {
                 (Some(flag), Some(t)) => Some((flag.thread(), flag.wait_suspended(agent, t.0))),
                 _ => None,
             };
-            send_composite(agent, jni, policy, thread, events, self_suspended, Some(session), out);
+            let c = Outgoing { policy, thread, events, self_suspended, matched_for: Some(session) };
+            send_composite(agent, jni, c, out);
             if let Some(done) = done {
                 let _ = done.send(());
             }
@@ -158,7 +159,8 @@ fn handle(agent: &Agent, jni: Jni, job: Job, out: Option<&mut Held>) {
         Job::Cleanup(requests) => crate::commands::event_request::forget_requests(agent, jni, &requests),
         Job::Unloads => {
             for (policy, events) in crate::events::unload::take_unloads(agent, jni) {
-                send_composite(agent, jni, policy, None, events, None, None, None);
+                let c = Outgoing { policy, thread: None, events, self_suspended: None, matched_for: None };
+                send_composite(agent, jni, c, None);
             }
         }
         // Kept by `run` until due.
@@ -172,44 +174,34 @@ fn handle(agent: &Agent, jni: Jni, job: Job, out: Option<&mut Held>) {
     }
 }
 
-/// Delivers one composite and releases its references. `self_suspended`: the event thread (this
-/// ID) suspended itself for it (whether that worked), see
-/// [`crate::agent::helper::EventHelper::deliver_self_suspending`].
-/// `session`: the session it was matched for, if not the current one's. `out`: the outbox, if
-/// the composite may wait there.
-#[allow(clippy::too_many_arguments)]
-fn send_composite(
-    agent: &Agent,
-    jni: Jni,
+/// One composite on its way out, with the references it holds.
+struct Outgoing {
     policy: SuspendPolicy,
+    /// The event thread (a global reference), if the composite has one.
     thread: Option<GlobalRef>,
     events: Vec<RawEvent>,
+    /// The event thread (this ID) suspended itself for it (whether that worked), see
+    /// [`crate::agent::helper::EventHelper::deliver_self_suspending`].
     self_suspended: Option<(ThreadId, bool)>,
-    session: Option<u64>,
-    out: Option<&mut Held>,
-) {
-    if let Err(e) = deliver(agent, jni, policy, thread, &events, self_suspended, session, out) {
+    /// The session it was matched for, if not the current one's.
+    matched_for: Option<u64>,
+}
+
+/// Delivers one composite and releases its references. `out`: the outbox, if the composite may
+/// wait there.
+fn send_composite(agent: &Agent, jni: Jni, c: Outgoing, out: Option<&mut Held>) {
+    if let Err(e) = deliver(agent, jni, &c, out) {
         tracing::debug!(?e, "event not delivered");
     }
-    for event in events {
+    for event in c.events {
         event.release(jni);
     }
-    if let Some(t) = thread {
+    if let Some(t) = c.thread {
         jni.delete_global_ref(t.0);
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn deliver(
-    agent: &Agent,
-    jni: Jni,
-    policy: SuspendPolicy,
-    thread: Option<GlobalRef>,
-    raw: &[RawEvent],
-    self_suspended: Option<(ThreadId, bool)>,
-    matched_for: Option<u64>,
-    out: Option<&mut Held>,
-) -> Result<(), ErrorCode> {
+fn deliver(agent: &Agent, jni: Jni, c: &Outgoing, out: Option<&mut Held>) -> Result<(), ErrorCode> {
     /// Whatever happens (an error, even a panic), a self-suspending event thread is counted or let
     /// go when delivery ends.
     struct EndSelfSuspend<'a>(JvmtiSuspend<'a>, Option<(ThreadId, bool)>);
@@ -220,21 +212,18 @@ fn deliver(
             }
         }
     }
-    let end = EndSelfSuspend(JvmtiSuspend { agent, jni }, self_suspended);
-    deliver_counted(agent, jni, policy, thread, raw, &end.0, matched_for, out)
+    let end = EndSelfSuspend(JvmtiSuspend { agent, jni }, c.self_suspended);
+    deliver_counted(agent, jni, c, &end.0, out)
 }
 
-#[allow(clippy::too_many_arguments)]
 fn deliver_counted(
     agent: &Agent,
     jni: Jni,
-    policy: SuspendPolicy,
-    thread: Option<GlobalRef>,
-    raw: &[RawEvent],
+    c: &Outgoing,
     ops: &JvmtiSuspend<'_>,
-    matched_for: Option<u64>,
     out: Option<&mut Held>,
 ) -> Result<(), ErrorCode> {
+    let (policy, thread, raw, matched_for) = (c.policy, c.thread, &c.events[..], c.matched_for);
     // Matched for a debugger that has left: dropped, whoever listens now.
     let current = |matched_for: Option<u64>| agent.gate.is_current(matched_for);
     if !current(matched_for) {
