@@ -170,14 +170,10 @@ fn monitor_contention_in_a_virtual_thread_has_its_own_stack() {
     }
 }
 
-/// The contended monitor's owner is named: the virtual thread holding it. Known bug on Temurin
-/// 25 (2026-11-28): the owners list is empty when the owner is a virtual thread (hundreds of
-/// contentions in 2 s, never an owner; with platform threads, AllocContendLoop's holder is named).
-/// Adding `can_support_virtual_threads` to the monitor profiler's JVMTI environment, or asking
-/// the agent's own environment (which has it) for `GetObjectMonitorUsage`, did not change it;
-/// see spec-notes/profiler.md.
+/// The contended monitor's owner is named: the virtual thread holding it (mounted, busy in
+/// `hold()`). JDK 23+ JVMTI names only platform owners in `GetObjectMonitorUsage`; the agent then
+/// looks among the mounted virtual threads (spec-notes/profiler.md).
 #[test]
-#[ignore = "known bug: no owner is recorded when a virtual thread owns the contended monitor (JDK 25)"]
 fn monitor_contention_between_virtual_threads_names_the_owner() {
     let (grab, _) = virtual_contention_in_grab();
     assert!(grab["owners"].as_array().unwrap().iter().any(|o| o["name"] == "vt-holder"), "{grab:#}");

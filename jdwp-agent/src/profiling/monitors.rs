@@ -2,8 +2,9 @@
 //! `MonitorContended` event): JVMTI's `MonitorContendedEnter`/`MonitorContendedEntered`.
 //!
 //! At *enter* (the thread is about to block) the callback, on the blocking thread, notes the time,
-//! the monitor's class, the waiting stack, and who owns the monitor (`GetObjectMonitorUsage`)
-//! with the owner's stack at that moment. At *entered* it adds the blocked time to the site: the
+//! the monitor's class, the waiting stack, and who owns the monitor (`GetObjectMonitorUsage`, or
+//! for a virtual owner the mounted virtual threads' owned monitors: see `owner_of`) with the
+//! owner's stack at that moment. At *entered* it adds the blocked time to the site: the
 //! monitor's class and the waiting stack (JVMTI does not say where a monitor object was
 //! allocated; the waiting stack tells the locks apart well enough, as `synchronized` sites are
 //! where contention is fixed). Per site: count, total and maximum blocked nanoseconds, and the
@@ -25,6 +26,7 @@ use jdwp_protocol::ErrorCode;
 use jni_sys::{JNIEnv, jobject};
 
 use super::alloc::RawStack;
+use super::mounted::Mounts;
 use crate::agent::lock_order::Ranked;
 use crate::agent::{Agent, lock};
 use crate::jni::Jni;
@@ -128,6 +130,8 @@ pub struct LiveContention {
 #[derive(Default)]
 struct State {
     env: Option<Jvmti>,
+    /// How to find a carrier's mounted virtual thread, once a virtual owner was looked for.
+    mounts: Option<Mounts>,
     recording: bool,
     max_depth: i32,
     table: MonitorTable,
@@ -333,6 +337,52 @@ fn stack_of(env: Jvmti, thread: jthread, depth: i32) -> RawStack {
     }
 }
 
+/// The thread that owns `object`'s monitor, as a local reference. `GetObjectMonitorUsage` names
+/// platform threads only from JDK 23 on (JDK-8328083), so when it names none on a VM with virtual
+/// threads, the owner is looked for among the virtual threads mounted now, by their owned monitors
+/// (the agent's environment, which supports virtual threads). A virtual thread that holds the
+/// monitor unmounted (JDK 24+: it blocks or sleeps inside `synchronized`) is not found: only a heap
+/// walk could find it, too slow for every contention; its contentions are recorded without owner.
+fn owner_of(env: Jvmti, jni: Jni, object: jobject) -> Option<jthread> {
+    if let Ok(usage) = env.get_object_monitor_usage(object)
+        && !usage.owner.is_null()
+    {
+        return Some(usage.owner);
+    }
+    let agent = crate::agent::agent()?;
+    if !agent.supports_virtual_threads() {
+        return None;
+    }
+    let mounts = match with_state(|s| s.mounts) {
+        Some(mounts) => mounts,
+        None => {
+            let mounts = Mounts::new(agent, jni)?;
+            with_state(|s| s.mounts = Some(mounts));
+            mounts
+        }
+    };
+    let carriers = agent.jvmti.get_all_threads().ok()?;
+    let mut found = None;
+    for &carrier in carriers.iter() {
+        if found.is_none()
+            && let Some(vthread) = mounts.virtual_on(jni, carrier)
+        {
+            let owns = agent.jvmti.get_owned_monitor_info(vthread).is_ok_and(|monitors| {
+                let hit = monitors.iter().any(|&m| jni.is_same_object(m, object));
+                monitors.iter().for_each(|&m| jni.delete_local_ref(m));
+                hit
+            });
+            if owns {
+                found = Some(vthread);
+            } else {
+                jni.delete_local_ref(vthread);
+            }
+        }
+        jni.delete_local_ref(carrier);
+    }
+    found
+}
+
 unsafe extern "system" fn on_contended_enter(
     jvmti_env: *mut jvmtiEnv,
     jni_env: *mut JNIEnv,
@@ -360,15 +410,12 @@ unsafe extern "system" fn on_contended_enter(
             Err(_) => "L?;".into(),
         };
         let stack = stack_of(env, thread, depth);
-        let owner = env.get_object_monitor_usage(object).ok().and_then(|usage| {
-            if usage.owner.is_null() {
-                return None;
-            }
-            let name = env.get_thread_info(usage.owner).map(|i| i.name).unwrap_or_default();
-            let owner_stack = stack_of(env, usage.owner, depth);
-            let w = weak(jni, usage.owner);
-            jni.delete_local_ref(usage.owner);
-            Some((w, name, owner_stack))
+        let owner = owner_of(env, jni, object).map(|owner| {
+            let name = env.get_thread_info(owner).map(|i| i.name).unwrap_or_default();
+            let owner_stack = stack_of(env, owner, depth);
+            let w = weak(jni, owner);
+            jni.delete_local_ref(owner);
+            (w, name, owner_stack)
         });
         PENDING.with(|p| {
             if let Some(old) = p.borrow_mut().replace(Pending { start, class_signature, stack, owner })
