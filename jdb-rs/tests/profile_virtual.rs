@@ -132,6 +132,8 @@ fn virtual_contention_in_grab() -> (Value, u32) {
     let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
     let jvm = Debuggee::builder("VirtualContend")
         .agent(Agent::path(common::our_agent_path(), options))
+        // Before JDK 24 each of the two virtual threads pins a carrier while it spins or blocks.
+        .jvm_option("-Djdk.virtualThreadScheduler.parallelism=2")
         .virtual_main(false)
         .spawn()
         .expect("VirtualContend starts");
@@ -141,13 +143,16 @@ fn virtual_contention_in_grab() -> (Value, u32) {
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let report: Value = serde_json::from_str(out.trim().lines().last().unwrap_or_default())
         .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    // The blocked frame is at the `synchronized` line while grab() runs compiled, and at the
+    // next line while it is interpreted: HotSpot's interpreter moves the frame's bytecode index
+    // past `monitorenter` before it locks (seen under load on JDK 17, and always with -Xint).
     let line = test_rig::fixture_line("VirtualContend.java", "vt-grab").unwrap();
-    let top = format!("VirtualContend.grab(VirtualContend.java:{line})");
+    let tops = [line, line + 1].map(|l| format!("VirtualContend.grab(VirtualContend.java:{l})"));
     let grab = report["monitors"]["monitors"]
         .as_array()
         .expect("monitors")
         .iter()
-        .find(|m| m["class"] == "VirtualContend$Lock" && m["stack"][0] == top.as_str())
+        .find(|m| m["class"] == "VirtualContend$Lock" && tops.iter().any(|top| m["stack"][0] == top.as_str()))
         .unwrap_or_else(|| panic!("no contention in grab(): {report:#}"))
         .clone();
     assert!(grab["contended_count"].as_i64().unwrap() > 0, "{grab:#}");
