@@ -196,8 +196,11 @@ thread_local! {
 /// The invocation state the agent keeps for this module (`agent.invocations`).
 #[derive(Default)]
 struct Invocations {
-    /// Every thread's slot, for the session thread to find by `Thread`. An entry whose thread has
-    /// exited (its thread-local copy dropped) is pruned by the session thread. A leaf lock.
+    /// Every thread's slot, for the session thread to find by `Thread`, with a *weak* global
+    /// reference to the thread: the registry must not keep an ended thread alive (on JDK 19+ an
+    /// ended `Thread` still holds its `Runnable`, and the debugger would see that object and what
+    /// it references among `ReferenceType.Instances`). An entry is pruned, and its reference
+    /// deleted, once only the registry holds its slot (see [`prune_dead`]). A leaf lock.
     slots: Ranked<Vec<(GlobalRef, Arc<Slot>)>>,
     /// Where event threads hand finished invokes (set once the completer runs).
     completer: OnceLock<mpsc::Sender<Finished>>,
@@ -215,27 +218,55 @@ fn own_slot(jni: Jni, thread: jthread) -> Option<Arc<Slot>> {
     {
         return Some(slot);
     }
-    let global = GlobalRef(jni.new_global_ref(thread).ok()?);
+    let weak = GlobalRef(jni.new_weak_global_ref(thread).ok()?);
     let slot = Arc::new(Slot::new());
-    let registry = crate::agent::agent().and_then(invocations)?;
-    lock(&registry.slots).push((global, slot.clone()));
-    // The registry owns the reference; the copy here is only compared.
-    let _ = MINE.try_with(|m| *m.borrow_mut() = Some((global, slot.clone())));
+    let Some(registry) = crate::agent::agent().and_then(invocations) else {
+        jni.delete_weak_global_ref(weak.0);
+        return None;
+    };
+    // The registry owns the reference; the copy here is only compared. The slot replaced here
+    // (another thread's, on this native thread: a carrier mounts many virtual threads) is now
+    // the registry's alone, so pruned below.
+    let _ = MINE.try_with(|m| *m.borrow_mut() = Some((weak, slot.clone())));
+    let dead = {
+        let mut slots = lock(&registry.slots);
+        slots.push((weak, slot.clone()));
+        prune_dead(&mut slots)
+    };
+    for t in dead {
+        jni.delete_weak_global_ref(t.0);
+    }
     Some(slot)
+}
+
+/// Takes the dead entries out of `slots`: those whose slot only the registry holds (the
+/// thread-local copy went with its native thread, or another thread on the same native thread
+/// took its place). Such an entry's reference is copied nowhere else, so the caller may delete
+/// it. An entry whose thread was collected while a thread-local still holds it stays until the
+/// thread-local lets go: the copy there is compared with later threads.
+fn prune_dead<T: Copy, I>(slots: &mut Vec<(T, Arc<Slot<I>>)>) -> Vec<T> {
+    let mut dead = Vec::new();
+    slots.retain(|(t, s)| {
+        let alone = Arc::strong_count(s) == 1;
+        if alone {
+            dead.push(*t);
+        }
+        !alone
+    });
+    dead
 }
 
 /// The slot of `thread`, if it ever stopped at an event (session thread). Prunes dead entries.
 fn slot_of(agent: &Agent, jni: Jni, thread: jthread) -> Option<Arc<Slot>> {
     let (entries, dead) = {
         let mut slots = lock(&invocations(agent)?.slots);
-        // Only the registry holds the slot once its thread's thread-local is gone.
-        let (dead, live): (Vec<_>, Vec<_>) = slots.drain(..).partition(|(_, s)| Arc::strong_count(s) == 1);
-        *slots = live;
+        let dead = prune_dead(&mut slots);
         (slots.clone(), dead)
     };
-    for (t, _) in dead {
-        jni.delete_global_ref(t.0);
+    for t in dead {
+        jni.delete_weak_global_ref(t.0);
     }
+    // A cleared weak reference is the same as null only, never as a live thread.
     entries.into_iter().find(|(t, _)| jni.is_same_object(t.0, thread)).map(|(_, s)| s)
 }
 
@@ -752,6 +783,22 @@ fn zero(ret: JavaType) -> Value {
 mod tests {
     use super::*;
     use jdwp_protocol::Tag;
+
+    #[test]
+    fn slots_only_the_registry_holds_are_pruned() {
+        let held: Arc<Slot<()>> = Arc::new(Slot::new());
+        let replaced: Arc<Slot<()>> = Arc::new(Slot::new());
+        let mut slots = vec![(1, held.clone()), (2, replaced.clone()), (3, Arc::new(Slot::new()))];
+        // Thread 2's thread-local copy was replaced (another virtual thread on its carrier),
+        // thread 3's native thread exited; thread 1 still holds its slot.
+        drop(replaced);
+        assert_eq!(prune_dead(&mut slots), vec![2, 3]);
+        assert_eq!(slots.iter().map(|(t, _)| *t).collect::<Vec<_>>(), vec![1]);
+        assert_eq!(prune_dead(&mut slots), Vec::<i32>::new());
+        drop(held);
+        assert_eq!(prune_dead(&mut slots), vec![1]);
+        assert!(slots.is_empty());
+    }
 
     #[test]
     fn descriptors_split_into_parameters() {
