@@ -65,6 +65,7 @@ use jdwp_protocol::{
 };
 use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
+pub mod collectable;
 pub mod engine;
 pub mod helper;
 pub mod lock_order;
@@ -333,7 +334,7 @@ impl Agent {
             return Err(e.into());
         }
         if !lasting {
-            table.collectable.push(GlobalRef(weak));
+            table.collectable.push(GlobalRef(weak), |w| jni.is_same_object(w.0, std::ptr::null_mut()));
             // While the VM is suspended, new IDs are held like the others (see `ObjectTable`).
             if table.suspend_pinned {
                 table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
@@ -358,7 +359,7 @@ impl Agent {
             jni.delete_weak_global_ref(weak);
             return Err(e.into());
         }
-        table.collectable.push(GlobalRef(weak));
+        table.collectable.push(GlobalRef(weak), |w| jni.is_same_object(w.0, std::ptr::null_mut()));
         let pushed = table.hidden.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: true });
         debug_assert_eq!(HIDDEN_IDS + pushed, id);
         Ok(ThreadId(id))
@@ -966,8 +967,9 @@ pub struct ObjectTable {
     /// as the JDK's agent holds every ID: an object the debugger just got (a `NewInstance` result,
     /// a string it created) must not vanish before it can use it. A debugger that listed the loaded
     /// classes has thousands of IDs that need no hold; going over them at every suspend-all event
-    /// would cost more than the rest of the event.
-    collectable: Vec<GlobalRef>,
+    /// would cost more than the rest of the event. Cleared references leave the list from time to
+    /// time (see [`collectable`]).
+    collectable: collectable::Collectable,
     /// The holds while the VM is suspended (empty otherwise).
     suspend_pins: Vec<GlobalRef>,
     /// Whether the VM is suspended (`suspend_pins` holds every collectable ID).
