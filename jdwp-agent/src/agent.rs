@@ -732,8 +732,12 @@ impl Agent {
         if std::mem::replace(&mut table.suspend_pinned, true) {
             return;
         }
-        // From the weak references directly: null (an error, left out) if the object is gone.
-        let pins = table.collectable.iter().filter_map(|weak| jni.new_global_ref(weak.0).ok().map(GlobalRef));
+        // From the weak references directly: null (an error) if the object is gone, and then
+        // its reference leaves the list.
+        let pins = table.collectable.hold_all(
+            |weak| jni.new_global_ref(weak.0).ok().filter(|g| !g.is_null()).map(GlobalRef),
+            |weak| jni.is_same_object(weak.0, std::ptr::null_mut()),
+        );
         table.suspend_pins.extend(pins);
     }
 
