@@ -10,6 +10,11 @@
  *   "VThreads spawn threads=THREADS warm=WARM ns=NANOS" and "VThreads done <checksum>".
  *   never() holds the line marked "never": no thread ever runs it (a debugger breaks there).
  *
+ * java VThreads crowd THREADS HITS
+ *   Starts and joins THREADS virtual threads (10 rounds of work each), collects garbage, then does
+ *   what "events" does without the steps: one virtual thread "bench-vt" calls hot(i) HITS times.
+ *   A debugger that saw every start has an ID for each of those threads, all of them dead now.
+ *
  * java VThreads events HITS
  *   One virtual thread named "bench-vt" calls hot(i) HITS times (the line marked "vt-hot" is the
  *   one to break on), then stepLoop(), whose first line is marked "vt-step-start" (a debugger
@@ -81,6 +86,22 @@ public class VThreads {
                 System.out.println("VThreads spawn threads=" + threads + " warm=" + warm + " ns=" + ns);
                 System.out.println("VThreads done " + checksum());
             }
+            case "crowd" -> {
+                int threads = Integer.parseInt(args[1]);
+                int hits = Integer.parseInt(args[2]);
+                results = new long[Math.max(threads, 1)];
+                startAndJoin(0, threads, 10);
+                System.gc();
+                Thread vt = Thread.ofVirtual().name("bench-vt").start(() -> {
+                    long sum = 0;
+                    for (int i = 0; i < hits; i++) {
+                        sum += hot(i);
+                    }
+                    results[0] = sum;
+                });
+                vt.join();
+                System.out.println("VThreads done " + checksum());
+            }
             case "events" -> {
                 int hits = Integer.parseInt(args[1]);
                 results = new long[2];
@@ -95,7 +116,7 @@ public class VThreads {
                 vt.join();
                 System.out.println("VThreads done " + checksum());
             }
-            default -> throw new IllegalArgumentException("usage: VThreads spawn THREADS WARM WORK | events HITS");
+            default -> throw new IllegalArgumentException("usage: VThreads spawn THREADS WARM WORK | crowd THREADS HITS | events HITS");
         }
     }
 }

@@ -4,7 +4,7 @@
 //! ```text
 //! cargo run --release -p bench -- vthreads [--threads 1000000] [--runs 3] [--agent-lib PATH] \
 //!     [--jdk /usr/lib/jvm/temurin-25-jdk-amd64] [--work 1000] [--hits 5000] [--steps 5000] \
-//!     [--only jdk|ours] [--no-spawn] [--no-rates]
+//!     [--crowd 300000] [--only jdk|ours] [--no-spawn] [--no-rates] [--no-crowd]
 //! ```
 //!
 //! The debuggee is `bench/java21/VThreads.java`, compiled with the chosen JDK's javac (`--release
@@ -24,6 +24,11 @@
 //!   `--hits` times (suspend all, resumed each time), then takes `--steps` one-shot line steps
 //!   over in it. Breakpoint hits/s and steps/s, the first tenth of each not timed; every event
 //!   must be in the same thread, which must say it is virtual.
+//!
+//! - **crowd**: `VThreads crowd` starts and joins `--crowd` virtual threads (default 300,000; 10
+//!   rounds of work each) with a `ThreadStart` request on (policy none), so the agent gives each an
+//!   ID, and collects garbage; then breakpoint hits/s (suspend all) in one virtual thread, as in
+//!   the rates phase: what every stop costs once a debugger has seen many threads come and go.
 //!
 //! Our agent is `target/release/libjdwp_agent.so`, built first unless `--agent-lib` names one. The
 //! JVMs run with the JVM's default options (G1 on this machine), as users run them.
@@ -50,7 +55,7 @@ const T: Duration = Duration::from_secs(120);
 const RUN_TIMEOUT: Duration = Duration::from_secs(1200);
 
 const USAGE: &str = "usage: bench vthreads [--threads N] [--runs N] [--agent-lib PATH] [--jdk PATH] [--work N] \
-     [--hits N] [--steps N] [--only jdk|ours] [--no-spawn] [--no-rates]";
+     [--hits N] [--steps N] [--crowd N] [--only jdk|ours] [--no-spawn] [--no-rates] [--no-crowd]";
 
 /// The program's own name for itself, in its output lines.
 const PROGRAM: &str = "VThreads";
@@ -68,6 +73,8 @@ struct Options {
     jdk: PathBuf,
     spawn: bool,
     rates: bool,
+    /// Threads started before the crowd phase's hits; 0: no crowd phase.
+    crowd: u32,
 }
 
 /// Who is attached to the JVM.
@@ -99,6 +106,8 @@ enum Metric {
     Hits,
     /// One-shot line steps over /s in a virtual thread.
     Steps,
+    /// Breakpoint hits/s in a virtual thread after the crowd of thread starts.
+    CrowdHits,
 }
 
 /// One run's value of a metric, or why there is none.
@@ -120,6 +129,7 @@ fn parse(argv: &[String]) -> Result<Options, String> {
         jdk: std::env::var_os(test_rig::TEST_JDK_VAR).map_or_else(|| PathBuf::from(DEFAULT_JDK), PathBuf::from),
         spawn: true,
         rates: true,
+        crowd: 300_000,
     };
     let mut warm = None;
     let mut it = argv.iter();
@@ -140,6 +150,8 @@ fn parse(argv: &[String]) -> Result<Options, String> {
             "--jdk" => o.jdk = PathBuf::from(value()?),
             "--no-spawn" => o.spawn = false,
             "--no-rates" => o.rates = false,
+            "--crowd" => o.crowd = number()?,
+            "--no-crowd" => o.crowd = 0,
             "--only" => {
                 o.agents = match value()?.as_str() {
                     "jdk" => vec![Which::Jdk],
@@ -354,6 +366,16 @@ impl Bench<'_> {
                     }
                 }
             }
+            if o.crowd > 0 {
+                let mut order = o.agents.clone();
+                let first = run as usize % order.len();
+                order.rotate_left(first);
+                for which in order {
+                    let outcome = self.crowd_run(which);
+                    report(run, which, Metric::CrowdHits, &outcome);
+                    results.entry((which, Metric::CrowdHits)).or_default().push(outcome);
+                }
+            }
         }
         Ok(results)
     }
@@ -422,6 +444,21 @@ impl Bench<'_> {
             // A rate measured is good only if the program also ended as it should.
             Err(e) => (Err(hits.err().unwrap_or_else(|| e.clone())), Err(steps.err().unwrap_or(e))),
             Ok(_) => (hits.map_err(with_output), steps.map_err(with_output)),
+        }
+    }
+}
+
+impl Bench<'_> {
+    /// One crowd run: breakpoint hits/s after the crowd's thread starts.
+    fn crowd_run(&self, which: Which) -> Outcome {
+        let o = self.opts;
+        let jvm = self.spawn(which, &["crowd".to_string(), o.crowd.to_string(), o.hits.to_string()])?;
+        let hits = block_on(crowd_debugger(&jvm.address().to_string(), self.lines.hot, o.crowd, o.hits));
+        let ended = self.finish(&jvm, T);
+        match (hits, ended) {
+            (Err(e), _) => Err(format!("{e}\n{}", jvm.output_text())),
+            (Ok(_), Err(e)) => Err(e),
+            (Ok(rate), Ok(_)) => Ok(rate),
         }
     }
 }
@@ -543,6 +580,45 @@ async fn rates_debugger(address: &str, lines: Lines, o: &Options) -> (Outcome, O
     (hits, steps)
 }
 
+/// The crowd phase's debugger: a `ThreadStart` request (policy none) through the crowd, then
+/// breakpoint hits in the virtual thread (each resumed); returns hits/s. Fails unless every one of
+/// the crowd's starts was reported before the first hit.
+async fn crowd_debugger(address: &str, hot_line: u32, crowd: u32, hits: u32) -> Outcome {
+    let vm = jdi::attach(address, Some(T)).await.map_err(err)?;
+    let mut events = vm.event_queue().ok_or("no event queue")?;
+    let measured = async {
+        let (set, class) = to_class_prepare(&vm, &mut events).await?;
+        let hot = first_location(&class, hot_line).await?;
+        let starts =
+            vm.enable_request(&EventRequest::thread_start().suspend(SuspendPolicy::None)).await.map_err(err)?;
+        let bp = vm.enable_request(&EventRequest::breakpoint(hot)).await.map_err(err)?;
+        set.resume().await.map_err(err)?;
+        let (mut start, warm) = (Instant::now(), warm_up(hits));
+        let (mut started, mut hit) = (0u64, 0u32);
+        while hit < hits {
+            let set = events.next_within(T).await.map_err(|e| format!("hit {hit}: no event: {e}"))?;
+            started += set.events.iter().filter(|e| e.request() == Some(starts)).count() as u64;
+            if set.events.iter().any(|e| e.request() == Some(bp)) {
+                if hit == 0 && started < u64::from(crowd) {
+                    return Err(format!("{started} thread starts reported before the first hit, of {crowd}"));
+                }
+                if hit == warm {
+                    start = Instant::now();
+                }
+                hit += 1;
+            }
+            set.resume().await.map_err(err)?;
+        }
+        Ok(f64::from(hits - 1 - warm) / start.elapsed().as_secs_f64())
+    }
+    .await;
+    // Whatever happened, let the program run to its end.
+    let _ = vm.clear_all_breakpoints().await;
+    let _ = vm.resume().await;
+    let _ = events.drain(T).await;
+    measured
+}
+
 /// Breakpoint hits in the virtual thread, each resumed but the last; returns the rate, the last
 /// hit's set (its thread suspended), that thread and the program's class.
 async fn hit_phase(
@@ -649,7 +725,7 @@ fn render(o: &Options, results: &Results) -> String {
     // Times in seconds with two decimals, rates as whole numbers.
     let number = |metric: Metric, v: f64| match metric {
         Metric::Attached | Metric::Starts => format!("{v:.2}"),
-        Metric::Hits | Metric::Steps => format_number(v),
+        Metric::Hits | Metric::Steps | Metric::CrowdHits => format_number(v),
     };
     let cell = |which: Which, metric: Metric| match summary(results, which, metric) {
         None if results.contains_key(&(which, metric)) => "failed".to_string(),
@@ -686,6 +762,16 @@ fn render(o: &Options, results: &Results) -> String {
         (
             format!("single steps/s in a virtual thread ({} one-shot line steps over), higher is better", o.steps),
             Metric::Steps,
+            Goal::RateAtLeast(1.0),
+        ),
+        (
+            format!(
+                "breakpoint hits/s in a virtual thread after {} virtual threads came and went, each start reported \
+                 ({} hits, suspend all), higher is better",
+                grouped(u64::from(o.crowd)),
+                o.hits
+            ),
+            Metric::CrowdHits,
             Goal::RateAtLeast(1.0),
         ),
     ];
@@ -808,5 +894,15 @@ mod tests {
         assert_eq!(lines.len(), 5 + 1 + 4, "{table}");
         assert!(lines[6].starts_with("- FAILED: JDK agent, Starts, run 3: x"), "{table}");
         assert!(lines[7].starts_with(&format!("- FAILED: ours, Starts, run 1: {dropped}")), "{table}");
+        // The crowd's row, after the rates'.
+        r.insert((Which::Jdk, Metric::CrowdHits), vec![Ok(600.0), Ok(700.0), Ok(800.0)]);
+        r.insert((Which::Ours, Metric::CrowdHits), vec![Ok(1400.0); 3]);
+        let table = render(&opts(), &r);
+        let crowd = table.lines().nth(5).unwrap();
+        assert!(
+            crowd.starts_with("| breakpoint hits/s in a virtual thread after 300,000 virtual threads came and went"),
+            "{table}"
+        );
+        assert!(crowd.ends_with("| - | 700 | 1,400 | - | - | 2.00x | ours / JDK >= 1x | yes |"), "{table}");
     }
 }
