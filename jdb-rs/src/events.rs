@@ -10,7 +10,11 @@ use serde_json::{Map, Value as Json, json};
 use crate::format::{LocInfo, loc_info};
 use crate::out::Style;
 use crate::record;
-use crate::session::{CONNECT_TIMEOUT, Session, Waited};
+use crate::session::{Session, Waited};
+
+/// How long an attach waits for a suspended VM's start event before the first prompt (a VM that
+/// runs sends none; see `Session::settle_after_connect`).
+const VM_START_GRACE: Duration = Duration::from_millis(500);
 
 /// What processing one event set did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,28 +72,20 @@ impl Session {
         }
     }
 
-    /// After attaching: a VM that is suspended (started with `suspend=y`) has its VM start event
-    /// coming; take it, and stop there as jdb does.
+    /// After attaching: a VM started with `suspend=y` has its VM start event coming; take it, and
+    /// stop there as jdb does.
+    ///
+    /// The start event comes right after the handshake, so the first prompt waits a moment for
+    /// it; on a loaded machine it can come later, and then it stops the session when it comes
+    /// (`stop_on_vm_start` stays set), as jdb's does. The threads are not looked at meanwhile:
+    /// asking for them would give them IDs before the event names `main` (agents number objects
+    /// as they first reach the debugger, and jdb asks for nothing first, so `thread 1` is main in
+    /// both). An earlier version decided from the threads' suspension alone, and a start event
+    /// that came after that look resumed the VM: the program ran to its end.
     pub(crate) async fn settle_after_connect(&mut self) {
-        let Some(vm) = self.vm().cloned() else { return };
-        let mut suspended = false;
-        if let Ok(threads) = vm.all_threads().await {
-            for t in threads {
-                if t.is_suspended().await.unwrap_or(false) {
-                    suspended = true;
-                    break;
-                }
-            }
-        }
-        if suspended {
-            self.stop_on_vm_start = true;
-            let waited = self.wait_for_stop(Some(CONNECT_TIMEOUT), false).await;
-            self.stop_on_vm_start = false;
-            if waited == Waited::TimedOut {
-                // Suspended by someone else: treat it as stopped where it is.
-                self.out.line("The VM is suspended.");
-            }
-        }
+        // Only a VM start event reads it; `run` clears it for the VMs it launches.
+        self.stop_on_vm_start = true;
+        let _ = self.wait_for_stop(Some(VM_START_GRACE), false).await;
     }
 
     /// Waits until the VM stops (an event that suspends), ends, or the wait is cut short by

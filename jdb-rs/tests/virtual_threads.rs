@@ -50,7 +50,7 @@ fn session(debugger: &std::path::Path, agent: Agent, extra_args: &[&str], script
     let mut args: Vec<String> = extra_args.iter().map(|a| a.to_string()).collect();
     args.extend(["-sourcepath".into(), sources(), "-attach".into(), jvm.address().to_string()]);
     let mut d = Driver::spawn(debugger, &args);
-    d.ready();
+    d.ready_at_vm_start();
     let mut outputs: Vec<String> = Vec::new();
     let mut worker = String::new();
     for cmd in script {

@@ -187,6 +187,14 @@ impl Driver {
         self.out.wait_from(0, "the first prompt", ends_with_prompt)
     }
 
+    /// Waits for the stop at the VM start event of a VM started with `suspend=y`, as a user
+    /// waits for `VM Started:`. jdb handles that event apart from its command loop and may show
+    /// its first prompt before it: a `cont` typed then finds "Nothing suspended." (JDK 25's jdb,
+    /// seen under load), and the VM stays suspended at its start.
+    pub fn ready_at_vm_start(&self) -> String {
+        self.out.wait_from(0, "the stop at the VM start", |t| t.contains("VM Started:") && ends_with_prompt(t))
+    }
+
     /// Sends a command and returns its output, up to the next prompt; for commands that let the
     /// VM run, up to the prompt after the next stop (or the VM's end).
     pub fn command(&mut self, cmd: &str) -> String {
