@@ -183,6 +183,34 @@ pub fn run_to_class_prepare(
     (jvm, s, type_id, thread)
 }
 
+/// Sets a breakpoint with `policy` at the line of `method_name` (of `class`) that the fixture
+/// `file` marks with `marker` (see [`crate::fixture_line`]); returns its request ID.
+pub fn breakpoint_at_marker(
+    s: &mut RawSession,
+    class: jdwp_protocol::ReferenceTypeId,
+    method_name: &str,
+    file: &str,
+    marker: &str,
+    policy: jdwp_protocol::SuspendPolicy,
+) -> i32 {
+    use jdwp_protocol::commands::event_request::{self as er, Modifier};
+    use jdwp_protocol::commands::{method, reference_type as rt};
+    use jdwp_protocol::{EventKind, Location, TypeTag};
+    let want = crate::fixture_line(file, marker).unwrap_or_else(|e| panic!("{file} {marker}: {e}")) as i32;
+    let methods = s.send(&rt::Methods { ref_type: class }).unwrap().declared;
+    let method_id = methods.iter().find(|m| m.name == method_name).expect("the method").method_id;
+    let table = s.send(&method::LineTable { ref_type: class, method_id }).unwrap();
+    let index = table.lines.iter().find(|l| l.line_number == want).expect("the line").line_code_index;
+    let loc = Location { type_tag: TypeTag::Class, class_id: class.into(), method_id, index: index as u64 };
+    s.send(&er::Set {
+        event_kind: EventKind::Breakpoint,
+        suspend_policy: policy,
+        modifiers: vec![Modifier::LocationOnly { loc }],
+    })
+    .unwrap()
+    .request_id
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

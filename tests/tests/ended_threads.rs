@@ -10,37 +10,20 @@
 
 use std::time::Duration;
 
+use jdwp_protocol::SuspendPolicy;
 use jdwp_protocol::commands::event::Event;
-use jdwp_protocol::commands::event_request as er;
-use jdwp_protocol::commands::{method, reference_type as rt, thread_reference as tr, virtual_machine as vm};
-use jdwp_protocol::{EventKind, Location, ReferenceTypeId, SuspendPolicy, TypeTag};
-use test_rig::wire::{RawSession, both_agents, run_to_class_prepare};
+use jdwp_protocol::commands::{reference_type as rt, thread_reference as tr, virtual_machine as vm};
+use test_rig::wire::{both_agents, breakpoint_at_marker, run_to_class_prepare};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 const CLASS: &str = "EndedThreads";
-
-/// Sets a suspend-all breakpoint at the marked line of `method_name`; returns its request ID.
-fn breakpoint(s: &mut RawSession, class: ReferenceTypeId, method_name: &str, marker: &str) -> i32 {
-    let want = test_rig::fixture_line("EndedThreads.java", marker).unwrap() as i32;
-    let methods = s.send(&rt::Methods { ref_type: class }).unwrap().declared;
-    let method_id = methods.iter().find(|m| m.name == method_name).expect("the method").method_id;
-    let table = s.send(&method::LineTable { ref_type: class, method_id }).unwrap();
-    let index = table.lines.iter().find(|l| l.line_number == want).expect("the line").line_code_index;
-    let loc = Location { type_tag: TypeTag::Class, class_id: class.into(), method_id, index: index as u64 };
-    s.send(&er::Set {
-        event_kind: EventKind::Breakpoint,
-        suspend_policy: SuspendPolicy::All,
-        modifiers: vec![er::Modifier::LocationOnly { loc }],
-    })
-    .unwrap()
-    .request_id
-}
+const FILE: &str = "EndedThreads.java";
 
 /// The names of the threads that stopped in work(), and the Payloads alive in done().
 fn payloads_left(name: &str, agent: test_rig::Agent) -> (Vec<String>, usize) {
     let (jvm, mut s, class, _) = run_to_class_prepare(agent, CLASS, TIMEOUT);
-    let work = breakpoint(&mut s, class, "work", "@ended-work");
-    let done = breakpoint(&mut s, class, "done", "@ended-done");
+    let work = breakpoint_at_marker(&mut s, class, "work", FILE, "@ended-work", SuspendPolicy::All);
+    let done = breakpoint_at_marker(&mut s, class, "done", FILE, "@ended-done", SuspendPolicy::All);
     s.send(&vm::Resume {}).unwrap();
     let mut workers = Vec::new();
     loop {

@@ -10,10 +10,10 @@ use jdwp_protocol::commands::event::Event;
 use jdwp_protocol::commands::event_request::{self as er, Modifier};
 use jdwp_protocol::commands::stack_frame::{self as sf, SlotRequest};
 use jdwp_protocol::commands::{
-    method, reference_type as rt, thread_group_reference as tg, thread_reference as tr, virtual_machine as vm,
+    reference_type as rt, thread_group_reference as tg, thread_reference as tr, virtual_machine as vm,
 };
-use jdwp_protocol::{ErrorCode, EventKind, Location, SuspendPolicy, Tag, ThreadId, TypeTag, Value};
-use test_rig::wire::{RawSession, WireError, both_agents};
+use jdwp_protocol::{ErrorCode, EventKind, SuspendPolicy, Tag, ThreadId, Value};
+use test_rig::wire::{RawSession, WireError, both_agents, breakpoint_at_marker};
 use test_rig::{Agent, Debuggee};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -54,20 +54,7 @@ fn run_to(
     marker: &str,
     policy: SuspendPolicy,
 ) -> (ThreadId, i32) {
-    let want = test_rig::fixture_line("VirtualControl.java", marker).unwrap() as i32;
-    let methods = s.send(&rt::Methods { ref_type: class }).unwrap().declared;
-    let method_id = methods.iter().find(|m| m.name == method_name).expect("the method").method_id;
-    let table = s.send(&method::LineTable { ref_type: class, method_id }).unwrap();
-    let index = table.lines.iter().find(|l| l.line_number == want).expect("the line").line_code_index;
-    let loc = Location { type_tag: TypeTag::Class, class_id: class.into(), method_id, index: index as u64 };
-    let req = s
-        .send(&er::Set {
-            event_kind: EventKind::Breakpoint,
-            suspend_policy: policy,
-            modifiers: vec![Modifier::LocationOnly { loc }],
-        })
-        .unwrap()
-        .request_id;
+    let req = breakpoint_at_marker(s, class, method_name, "VirtualControl.java", marker, policy);
     s.send(&vm::Resume {}).unwrap();
     let set = s.next_composite();
     let Some(&Event::Breakpoint { request_id, thread, .. }) = set.events.first() else {

@@ -10,30 +10,13 @@ use std::time::Duration;
 
 use jdwp_protocol::commands::event::Event;
 use jdwp_protocol::commands::event_request::{self as er, Modifier};
-use jdwp_protocol::commands::{method, reference_type as rt, thread_reference as tr, virtual_machine as vm};
-use jdwp_protocol::{EventKind, Location, ReferenceTypeId, SuspendPolicy, TypeTag};
+use jdwp_protocol::commands::{thread_reference as tr, virtual_machine as vm};
+use jdwp_protocol::{EventKind, SuspendPolicy};
 use test_rig::Agent;
-use test_rig::wire::{RawSession, both_agents, run_to_class_prepare};
+use test_rig::wire::{RawSession, both_agents, breakpoint_at_marker, run_to_class_prepare};
 
 const TIMEOUT: Duration = Duration::from_secs(60);
 const CLASS: &str = "VirtualStarts";
-
-/// Sets a suspend-all breakpoint at the marked line of `main`; returns its request ID.
-fn breakpoint(s: &mut RawSession, class: ReferenceTypeId, marker: &str) -> i32 {
-    let want = test_rig::fixture_line("VirtualStarts.java", marker).unwrap() as i32;
-    let methods = s.send(&rt::Methods { ref_type: class }).unwrap().declared;
-    let method_id = methods.iter().find(|m| m.name == "main").expect("main").method_id;
-    let table = s.send(&method::LineTable { ref_type: class, method_id }).unwrap();
-    let index = table.lines.iter().find(|l| l.line_number == want).expect("the line").line_code_index;
-    let loc = Location { type_tag: TypeTag::Class, class_id: class.into(), method_id, index: index as u64 };
-    s.send(&er::Set {
-        event_kind: EventKind::Breakpoint,
-        suspend_policy: SuspendPolicy::All,
-        modifiers: vec![Modifier::LocationOnly { loc }],
-    })
-    .unwrap()
-    .request_id
-}
 
 /// Every thread start and end the agent reports between the `ready` and `done` breakpoints, as
 /// sorted lines "<request> <kind> <thread name> virtual=<bool>" (threads run concurrently, so
@@ -41,7 +24,7 @@ fn breakpoint(s: &mut RawSession, class: ReferenceTypeId, marker: &str) -> i32 {
 /// JDK's own) are counted by whether they are virtual.
 fn observe(agent: Agent) -> Vec<String> {
     let (_jvm, mut s, class, _) = run_to_class_prepare(agent, CLASS, TIMEOUT);
-    let ready = breakpoint(&mut s, class, "@ready");
+    let ready = breakpoint_at_marker(&mut s, class, "main", "VirtualStarts.java", "@ready", SuspendPolicy::All);
     s.send(&vm::Resume {}).unwrap();
     let set = s.next_composite();
     assert!(matches!(set.events.as_slice(), [Event::Breakpoint { request_id, .. }] if *request_id == ready), "{set:?}");
@@ -57,7 +40,7 @@ fn observe(agent: Agent) -> Vec<String> {
     label(&mut s, EventKind::ThreadStart, true, "platform-starts");
     label(&mut s, EventKind::ThreadDeath, false, "deaths");
     label(&mut s, EventKind::ThreadDeath, true, "platform-deaths");
-    let done = breakpoint(&mut s, class, "@done");
+    let done = breakpoint_at_marker(&mut s, class, "main", "VirtualStarts.java", "@done", SuspendPolicy::All);
     s.send(&vm::Resume {}).unwrap();
 
     let mut seen = Vec::new();
