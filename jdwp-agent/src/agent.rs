@@ -334,7 +334,7 @@ impl Agent {
             return Err(e.into());
         }
         if !lasting {
-            table.collectable.push(GlobalRef(weak), |w| jni.is_same_object(w.0, std::ptr::null_mut()));
+            table.collectable.push(GlobalRef(weak), |w| jni.is_cleared(w.0));
             // While the VM is suspended, new IDs are held like the others (see `ObjectTable`).
             if table.suspend_pinned {
                 table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
@@ -359,7 +359,7 @@ impl Agent {
             jni.delete_weak_global_ref(weak);
             return Err(e.into());
         }
-        table.collectable.push(GlobalRef(weak), |w| jni.is_same_object(w.0, std::ptr::null_mut()));
+        table.collectable.push(GlobalRef(weak), |w| jni.is_cleared(w.0));
         let pushed = table.hidden.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: true });
         debug_assert_eq!(HIDDEN_IDS + pushed, id);
         Ok(ThreadId(id))
@@ -736,7 +736,7 @@ impl Agent {
         // its reference leaves the list.
         let pins = table.collectable.hold_all(
             |weak| jni.new_global_ref(weak.0).ok().filter(|g| !g.is_null()).map(GlobalRef),
-            |weak| jni.is_same_object(weak.0, std::ptr::null_mut()),
+            |weak| jni.is_cleared(weak.0),
         );
         table.suspend_pins.extend(pins);
     }

@@ -289,6 +289,11 @@ impl Jni {
         jni_call!(self, IsSameObject(a, b))
     }
 
+    /// Whether a weak global reference no longer names an object (its object was collected).
+    pub fn is_cleared(self, weak: jweak) -> bool {
+        self.is_same_object(weak, std::ptr::null_mut())
+    }
+
     /// Opens a local reference frame with room for `capacity` references; local references made
     /// until the guard is dropped are freed with it.
     pub fn push_local_frame(self, capacity: jint) -> Result<LocalFrame> {

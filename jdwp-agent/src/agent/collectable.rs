@@ -53,7 +53,8 @@ impl Collectable {
             }
             None => !cleared(weak),
         });
-        self.swept = self.swept.min(self.refs.len());
+        // Every cleared reference has just left: this was a sweep.
+        self.swept = self.refs.len();
         held
     }
 
