@@ -10,11 +10,7 @@ use serde_json::{Map, Value as Json, json};
 use crate::format::{LocInfo, loc_info};
 use crate::out::Style;
 use crate::record;
-use crate::session::{Session, Waited};
-
-/// How long an attach waits for a suspended VM's start event before the first prompt (a VM that
-/// runs sends none; see `Session::settle_after_connect`).
-const VM_START_GRACE: Duration = Duration::from_millis(500);
+use crate::session::{Session, VM_START_GRACE, Waited};
 
 /// What processing one event set did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,7 +28,7 @@ impl Session {
     /// forever when not connected.
     pub async fn next_event_set(&mut self) -> Option<jdi::Result<EventSet>> {
         match self.conn.as_mut() {
-            Some(c) => c.events.next().await,
+            Some(c) => c.next_set().await,
             None => std::future::pending().await,
         }
     }
@@ -60,7 +56,7 @@ impl Session {
     pub async fn drain_pending_events(&mut self) {
         loop {
             let Some(conn) = self.conn.as_mut() else { return };
-            let next = tokio::time::timeout(Duration::ZERO, conn.events.next()).await;
+            let next = tokio::time::timeout(Duration::ZERO, conn.next_set()).await;
             match next {
                 Err(_) => return,
                 Ok(set) => {
@@ -72,20 +68,20 @@ impl Session {
         }
     }
 
-    /// After attaching: a VM started with `suspend=y` has its VM start event coming; take it, and
+    /// After attaching: a VM started with `suspend=y` has sent its start event; handle it, and
     /// stop there as jdb does.
     ///
-    /// The start event comes right after the handshake, so the first prompt waits a moment for
-    /// it; on a loaded machine it can come later, and then it stops the session when it comes
-    /// (`stop_on_vm_start` stays set), as jdb's does. The threads are not looked at meanwhile:
-    /// asking for them would give them IDs before the event names `main` (agents number objects
-    /// as they first reach the debugger, and jdb asks for nothing first, so `thread 1` is main in
-    /// both). An earlier version decided from the threads' suspension alone, and a start event
-    /// that came after that look resumed the VM: the program ran to its end.
+    /// Connecting took the start event if it came within [`VM_START_GRACE`] (and held it, see
+    /// `Session::connected`); on a loaded machine it can come later, and then it stops the
+    /// session when it comes (`stop_on_vm_start` stays set), as jdb's does. An earlier version
+    /// decided from the threads' suspension, and a start event that came after that look
+    /// resumed the VM: the program ran to its end.
     pub(crate) async fn settle_after_connect(&mut self) {
         // Only a VM start event reads it; `run` clears it for the VMs it launches.
         self.stop_on_vm_start = true;
-        let _ = self.wait_for_stop(Some(VM_START_GRACE), false).await;
+        if self.conn.as_ref().is_some_and(|c| c.held.is_some()) {
+            let _ = self.wait_for_stop(Some(VM_START_GRACE), false).await;
+        }
     }
 
     /// Waits until the VM stops (an event that suspends), ends, or the wait is cut short by
@@ -95,7 +91,7 @@ impl Session {
         loop {
             let Some(conn) = self.conn.as_mut() else { return Waited::Ended };
             let set = tokio::select! {
-                set = conn.events.next() => set,
+                set = conn.next_set() => set,
                 _ = tokio::signal::ctrl_c(), if interruptible => {
                     self.out.newline_if_needed();
                     self.out.line("Interrupted; the VM keeps running (use 'suspend' to stop it).");

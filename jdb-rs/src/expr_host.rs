@@ -18,7 +18,7 @@ impl Host for Session {
             let Some(conn) = self.conn.as_mut() else { return Err("No VM connected".into()) };
             tokio::select! {
                 r = &mut fut => return r.map_err(jdb_expr::eval::jdi_err),
-                set = conn.events.next() => match set {
+                set = conn.next_set() => match set {
                     Some(Ok(set)) => {
                         if !set.is_vm_death() {
                             self.out.line("(an event during the method invocation was skipped)");

@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use jdi::{EventQueue, EventRequest, Process, StackFrame, ThreadReference, VirtualMachine};
+use jdi::{EventQueue, EventRequest, EventSet, Process, StackFrame, ThreadReference, VirtualMachine};
 use tokio::io::AsyncReadExt;
 
 use crate::out::Out;
@@ -66,6 +66,9 @@ pub struct Completions {
     pub vm: Option<VirtualMachine>,
 }
 
+/// How long connecting waits for a suspended VM's start event (a VM that runs sends none).
+pub(crate) const VM_START_GRACE: Duration = Duration::from_millis(500);
+
 /// A live connection.
 pub struct Conn {
     pub vm: VirtualMachine,
@@ -76,6 +79,20 @@ pub struct Conn {
     pub forwarders: Vec<tokio::task::JoinHandle<()>>,
     /// The virtual threads met on this connection.
     pub virtual_threads: vthreads::VirtualThreads,
+    /// An event set taken from `events` before its turn (the start event, while connecting):
+    /// [`Conn::next_set`] hands it out first.
+    pub(crate) held: Option<jdi::Result<EventSet>>,
+}
+
+impl Conn {
+    /// The next event set: the one held back, if any, else the queue's next (cancel-safe, as
+    /// the queue's own `next`).
+    pub async fn next_set(&mut self) -> Option<jdi::Result<EventSet>> {
+        if let Some(set) = self.held.take() {
+            return Some(set);
+        }
+        self.events.next().await
+    }
 }
 
 /// The result of one command line.
@@ -209,14 +226,22 @@ impl Session {
     /// Records a new connection: event queue, standard requests, deferred specs, source path.
     pub(crate) async fn connected(&mut self, vm: VirtualMachine, process: Option<Process>, launched: bool) {
         let events = vm.event_queue().expect("a new VM has its event queue");
-        self.conn = Some(Conn {
+        let mut conn = Conn {
             vm: vm.clone(),
             events,
             process,
             launched,
             forwarders: Vec::new(),
             virtual_threads: Default::default(),
-        });
+            held: None,
+        };
+        // A VM started with `suspend=y` sends its start event right after the handshake. It is
+        // taken (and held, to be handled in its turn) before anything below asks the VM for an
+        // object: agents number objects as they first reach the debugger, so `main` is thread 1
+        // as in jdb, whose own start is slow enough to lose that race. Measured: jdb-rs's
+        // `ClassesBySignature` for Throwable came first about once in 8 loaded runs.
+        conn.held = tokio::time::timeout(VM_START_GRACE, conn.events.next()).await.unwrap_or(None);
+        self.conn = Some(conn);
         // As jdb does: stop on uncaught exceptions, through an ordinary (ignorable) catch spec.
         let spec = Spec::exception("java.lang.Throwable", false, true);
         self.requests.add_spec(Some(&vm), &self.out, spec).await;
