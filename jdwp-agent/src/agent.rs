@@ -112,6 +112,8 @@ pub struct Agent {
     pub vm: JavaVm,
     pub options: Options,
     pub ids: Ranked<ObjectTable>,
+    /// The threads resolving a reference copied out of `ids` (see [`collectable`]).
+    id_readers: collectable::Readers,
     pub fields: Ranked<FieldTable>,
     pub methods: Ranked<HashSet<usize>>,
     pub threads: Threads,
@@ -200,6 +202,7 @@ impl Agent {
             vm,
             options,
             ids: Ranked::new(ObjectTable::default()),
+            id_readers: collectable::Readers::default(),
             fields: Ranked::new(FieldTable::default()),
             methods: Ranked::new(HashSet::new()),
             threads: Threads::default(),
@@ -296,7 +299,7 @@ impl Agent {
         if let Some(entry) = (tag > 0).then(|| table.get_mut(tag as u64)).flatten() {
             entry.thread |= kind == Known::Thread;
             if entry.hidden {
-                let (from, to) = self.expose_hidden_thread(&mut table, obj, tag as u64)?;
+                let (from, to) = self.expose_hidden_thread(jni, &mut table, obj, tag as u64)?;
                 drop(table);
                 self.threads.rename(from, to);
                 return Ok(ObjectId(to.0));
@@ -334,7 +337,7 @@ impl Agent {
             return Err(e.into());
         }
         if !lasting {
-            table.collectable.push(GlobalRef(weak), |w| jni.is_cleared(w.0));
+            table.list_collectable(jni, &self.id_readers, GlobalRef(weak), id);
             // While the VM is suspended, new IDs are held like the others (see `ObjectTable`).
             if table.suspend_pinned {
                 table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
@@ -359,7 +362,7 @@ impl Agent {
             jni.delete_weak_global_ref(weak);
             return Err(e.into());
         }
-        table.collectable.push(GlobalRef(weak), |w| jni.is_cleared(w.0));
+        table.list_collectable(jni, &self.id_readers, GlobalRef(weak), id);
         let pushed = table.hidden.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: true });
         debug_assert_eq!(HIDDEN_IDS + pushed, id);
         Ok(ThreadId(id))
@@ -367,17 +370,27 @@ impl Agent {
 
     /// The debugger hears of a thread that has an internal ID (`hidden`): it gets the next ID of
     /// the ordinary sequence, which becomes its tag; the internal ID's entry stays, naming the same
-    /// thread. The caller tells thread control once the ID table's lock is released.
+    /// thread (each entry with its own reference, forgotten on its own once the thread is gone).
+    /// The caller tells thread control once the ID table's lock is released.
     fn expose_hidden_thread(
         &self,
+        jni: Jni,
         table: &mut ObjectTable,
         thread: jthread,
         hidden: u64,
     ) -> Result<(ThreadId, ThreadId), ErrorCode> {
-        let weak = table.get(hidden).map(|e| e.weak).ok_or(ErrorCode::INTERNAL)?;
+        if table.get(hidden).is_none() {
+            return Err(ErrorCode::INTERNAL);
+        }
+        let weak = jni.new_weak_global_ref(thread)?;
         let id = table.entries.next_id();
-        self.jvmti.set_tag(thread, id as i64)?;
-        let pushed = table.entries.push(ObjectEntry { weak, pinned: None, thread: true, hidden: false });
+        if let Err(e) = self.jvmti.set_tag(thread, id as i64) {
+            jni.delete_weak_global_ref(weak);
+            return Err(e.into());
+        }
+        table.list_collectable(jni, &self.id_readers, GlobalRef(weak), id);
+        let pushed =
+            table.entries.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: false });
         debug_assert_eq!(pushed, id);
         Ok((ThreadId(hidden), ThreadId(id)))
     }
@@ -435,10 +448,18 @@ impl Agent {
         if id.is_null() {
             return Ok(std::ptr::null_mut());
         }
-        // Copy the weak reference out, then call JNI without the lock (see the locking rules).
-        // Weak references are never deleted, and a pinned object is strongly reachable, so the
-        // weak reference resolves exactly while the object lives.
-        let weak = lock(&self.ids).get(id.0).map(|e| e.weak).ok_or(ErrorCode::INVALID_OBJECT)?;
+        // Copy the weak reference out, then call JNI without the lock (see the locking rules),
+        // counted as a reader meanwhile so that the reference is not deleted under us (see
+        // [`collectable`]). A pinned object is strongly reachable, so the weak reference resolves
+        // exactly while the object lives; a forgotten one (null) names an object that is gone.
+        let (weak, _reading) = {
+            let table = lock(&self.ids);
+            let weak = table.get(id.0).map(|e| e.weak).ok_or(ErrorCode::INVALID_OBJECT)?;
+            (weak, self.id_readers.enter())
+        };
+        if weak.0.is_null() {
+            return Err(ErrorCode::INVALID_OBJECT);
+        }
         let local = jni.new_local_ref(weak.0);
         if local.is_null() { Err(ErrorCode::INVALID_OBJECT) } else { Ok(local) }
     }
@@ -619,7 +640,7 @@ impl Agent {
                 if let Some(entry) = (tag > 0).then(|| table.get_mut(tag as u64)).flatten() {
                     entry.thread = true;
                     if entry.hidden && for_debugger {
-                        let (from, to) = self.expose_hidden_thread(&mut table, t, tag as u64)?;
+                        let (from, to) = self.expose_hidden_thread(jni, &mut table, t, tag as u64)?;
                         renames.push((from, to));
                         out.push(to);
                     } else {
@@ -648,20 +669,30 @@ impl Agent {
     /// JNI references to threads by ID, for one suspend or resume call over all of them: the ID
     /// table's weak reference for a thread known to be one (the thread is alive or suspended, so
     /// the reference resolves; JVMTI takes any kind of JNI reference), a checked local reference
-    /// otherwise (`owned`: the caller deletes it). Agent threads only.
-    pub fn thread_refs(&self, jni: Jni, threads: &[ThreadId]) -> Vec<Result<(jthread, bool), ErrorCode>> {
-        let known: Vec<Option<jobject>> = {
+    /// otherwise (`owned`: the caller deletes it). Agent threads only. The references stay
+    /// valid while the returned reader is kept (see [`collectable`]).
+    pub fn thread_refs(
+        &self,
+        jni: Jni,
+        threads: &[ThreadId],
+    ) -> (Vec<Result<ThreadRef, ErrorCode>>, collectable::Reading<'_>) {
+        let (known, reading): (Vec<Option<jobject>>, _) = {
             let table = lock(&self.ids);
-            threads.iter().map(|t| table.get(t.0).filter(|e| e.thread).map(|e| e.weak.0)).collect()
+            let known = threads
+                .iter()
+                .map(|t| table.get(t.0).filter(|e| e.thread && !e.weak.0.is_null()).map(|e| e.weak.0))
+                .collect();
+            (known, self.id_readers.enter())
         };
-        threads
+        let refs = threads
             .iter()
             .zip(known)
             .map(|(t, weak)| match weak {
                 Some(weak) => Ok((weak, false)),
                 None => self.thread(jni, *t).map(|local| (local, true)),
             })
-            .collect()
+            .collect();
+        (refs, reading)
     }
 
     pub fn class_id(&self, jni: Jni, class: jclass) -> Result<ReferenceTypeId, ErrorCode> {
@@ -734,11 +765,14 @@ impl Agent {
         }
         // From the weak references directly: null (an error) if the object is gone, and then
         // its reference leaves the list.
-        let pins = table.collectable.hold_all(
+        let ObjectTable { entries, hidden, collectable, .. } = table;
+        let pins = collectable.hold_all(
             |weak| jni.new_global_ref(weak.0).ok().filter(|g| !g.is_null()).map(GlobalRef),
             |weak| jni.is_cleared(weak.0),
+            |id| forget(entries, hidden, id),
         );
         table.suspend_pins.extend(pins);
+        table.reclaim(jni, &self.id_readers);
     }
 
     /// The VM runs again: objects nobody else holds may be collected.
@@ -909,8 +943,13 @@ pub fn lock<L: lock_order::Lockable>(m: &L) -> L::Guard<'_> {
     m.acquire()
 }
 
+/// A thread's JNI reference for a suspend or resume call, and whether the caller owns it (a local
+/// reference to delete) rather than the ID table (see [`Agent::thread_refs`]).
+pub type ThreadRef = (jthread, bool);
+
 #[derive(Debug, Clone, Copy)]
 pub struct ObjectEntry {
+    /// Null once the object is gone and the reference forgotten (see [`collectable`]).
     weak: GlobalRef,
     /// Held by `DisableCollection`.
     pinned: Option<GlobalRef>,
@@ -996,6 +1035,33 @@ impl ObjectTable {
             Some(internal) => self.hidden.get_mut(internal),
             None => self.entries.get_mut(id),
         }
+    }
+
+    /// Lists the reference of a collectable object, held by entry `id`: entries of objects
+    /// found gone meanwhile forget theirs, and what no reader can hold any more is deleted.
+    fn list_collectable(&mut self, jni: Jni, readers: &collectable::Readers, weak: GlobalRef, id: u64) {
+        let ObjectTable { entries, hidden, collectable, .. } = self;
+        collectable.push(weak, id, |w| jni.is_cleared(w.0), |gone| forget(entries, hidden, gone));
+        self.reclaim(jni, readers);
+    }
+
+    /// Deletes the forgotten references no reader can still resolve.
+    fn reclaim(&mut self, jni: Jni, readers: &collectable::Readers) {
+        for weak in self.collectable.reclaimable(readers) {
+            jni.delete_weak_global_ref(weak.0);
+        }
+    }
+}
+
+/// Entry `id`'s object is gone: its reference is forgotten (the collectable list retires it).
+/// The entry stays, so that the ID is known to have named an object (`IsCollected`).
+fn forget(entries: &mut IdVec<ObjectEntry>, hidden: &mut IdVec<ObjectEntry>, id: u64) {
+    let entry = match id.checked_sub(HIDDEN_IDS) {
+        Some(internal) => hidden.get_mut(internal),
+        None => entries.get_mut(id),
+    };
+    if let Some(entry) = entry {
+        entry.weak = GlobalRef(std::ptr::null_mut());
     }
 }
 
@@ -1138,7 +1204,8 @@ impl JvmtiSuspend<'_> {
     ) -> Result<T, ErrorCode> {
         let mut refs = Vec::with_capacity(threads.len());
         let mut owned = Vec::new();
-        for (r, is_owned) in self.agent.thread_refs(self.jni, threads).into_iter().flatten() {
+        let (thread_refs, _reading) = self.agent.thread_refs(self.jni, threads);
+        for (r, is_owned) in thread_refs.into_iter().flatten() {
             refs.push(r);
             if is_owned {
                 owned.push(r);
@@ -1155,7 +1222,8 @@ impl JvmtiSuspend<'_> {
         let mut refs = Vec::with_capacity(threads.len());
         let mut owned = Vec::new();
         let mut results: Vec<Result<(), ErrorCode>> = Vec::with_capacity(threads.len());
-        for r in self.agent.thread_refs(self.jni, threads) {
+        let (thread_refs, _reading) = self.agent.thread_refs(self.jni, threads);
+        for r in thread_refs {
             match r {
                 Ok((r, is_owned)) => {
                     refs.push(r);

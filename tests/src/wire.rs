@@ -161,10 +161,19 @@ pub fn run_to_class_prepare(
     main_class: &str,
     timeout: Duration,
 ) -> (crate::Debuggee, RawSession, jdwp_protocol::ReferenceTypeId, jdwp_protocol::ThreadId) {
+    run_to_class_prepare_of(crate::Debuggee::builder(main_class).agent(agent), main_class, timeout)
+}
+
+/// [`run_to_class_prepare`] of a debuggee the caller has set up (JVM options, arguments).
+pub fn run_to_class_prepare_of(
+    debuggee: crate::DebuggeeBuilder,
+    main_class: &str,
+    timeout: Duration,
+) -> (crate::Debuggee, RawSession, jdwp_protocol::ReferenceTypeId, jdwp_protocol::ThreadId) {
     use jdwp_protocol::commands::event::Event;
     use jdwp_protocol::commands::event_request::{self as er, Modifier};
     use jdwp_protocol::{EventKind, SuspendPolicy};
-    let jvm = crate::Debuggee::builder(main_class).agent(agent).spawn().expect("the debuggee starts");
+    let jvm = debuggee.spawn().expect("the debuggee starts");
     let mut s = RawSession::attach(&jvm.address().to_string(), timeout).expect("attach");
     assert!(matches!(s.next_composite().events.as_slice(), [Event::VmStart { .. }]));
     let req = s

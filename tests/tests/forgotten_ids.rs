@@ -1,0 +1,89 @@
+//! An agent frees what it held for objects that are gone. Every ID the debugger got holds a JNI
+//! weak reference in the agent, and each garbage collection goes over every such reference; our
+//! agent kept them for the life of the VM, so a program whose debugger had seen a million short
+//! threads start (a `ThreadStart` request) kept a million of them. The JDK's agent is the
+//! reference.
+//!
+//! ForgottenIds starts and joins 5,000 platform threads under a `ThreadStart` request (each start
+//! reported, so each thread gets an ID), collects garbage and stops at a suspend-all breakpoint,
+//! then collects garbage again; that collection's log line counts the JNI weak references alive.
+//! The IDs of the ended threads must then answer as collected objects do.
+
+use std::path::Path;
+use std::time::Duration;
+
+use jdwp_protocol::commands::event::Event;
+use jdwp_protocol::commands::event_request as er;
+use jdwp_protocol::commands::{object_reference as or, thread_reference as tr, virtual_machine as vm};
+use jdwp_protocol::{ErrorCode, EventKind, SuspendPolicy, ThreadId};
+use test_rig::wire::{WireError, both_agents, breakpoint_at_marker, run_to_class_prepare_of};
+
+const TIMEOUT: Duration = Duration::from_secs(120);
+const CLASS: &str = "ForgottenIds";
+const THREADS: usize = 5000;
+
+/// The JNI weak references alive at the last collection the GC log shows.
+fn jni_weak_total(log: &Path) -> usize {
+    let text = std::fs::read_to_string(log).expect("the GC log");
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines.iter().rposition(|l| l.contains(" JNI Weak ")).expect("a JNI Weak line in the GC log");
+    let total = lines[at + 1..].iter().find(|l| l.contains(" Total ")).expect("its Total line");
+    total.split("Sum:").nth(1).and_then(|r| r.split(',').next()).and_then(|n| n.trim().parse().ok()).expect(total)
+}
+
+/// Runs ForgottenIds under `agent`: the JNI weak references alive at the end, and what the first
+/// started thread's ID answers to `Name` and `IsCollected` at the end.
+fn run(name: &str, agent: test_rig::Agent) -> (usize, Result<String, ErrorCode>, bool) {
+    let log = std::env::temp_dir().join(format!("forgotten-ids-{}-{name}.gc.log", std::process::id()));
+    let debuggee = test_rig::Debuggee::builder(CLASS)
+        .agent(agent)
+        .arg(THREADS.to_string())
+        .jvm_option("-XX:+UseG1GC")
+        .jvm_option(format!("-Xlog:gc+phases=debug:file={}", log.display()));
+    let (jvm, mut s, class, _) = run_to_class_prepare_of(debuggee, CLASS, TIMEOUT);
+    let starts = s
+        .send(&er::Set { event_kind: EventKind::ThreadStart, suspend_policy: SuspendPolicy::None, modifiers: vec![] })
+        .unwrap()
+        .request_id;
+    let pause =
+        breakpoint_at_marker(&mut s, class, "pause", "ForgottenIds.java", "@forgotten-pause", SuspendPolicy::All);
+    s.send(&vm::Resume {}).unwrap();
+    let mut started: Vec<ThreadId> = Vec::new();
+    let mut pauses = 0;
+    while pauses < 2 {
+        for event in s.next_composite().events {
+            match event {
+                Event::ThreadStart { request_id, thread } if request_id == starts => started.push(thread),
+                Event::Breakpoint { request_id, .. } if request_id == pause => pauses += 1,
+                other => panic!("{name}: unexpected {other:?}"),
+            }
+        }
+        if pauses < 2 {
+            s.send(&vm::Resume {}).unwrap();
+        }
+    }
+    assert!(started.len() >= THREADS, "{name}: {} thread starts reported", started.len());
+    let first = started[0];
+    let named = s.send(&tr::Name { thread: first }).map(|r| r.thread_name).map_err(|e| match e {
+        WireError::Jdwp { code, .. } => code,
+        other => panic!("{name}: Name: {other}"),
+    });
+    let collected = s.send(&or::IsCollected { object: first.into() }).unwrap().is_collected;
+    let weak = jni_weak_total(&log);
+    let _ = std::fs::remove_file(&log);
+    s.send(&vm::Dispose {}).unwrap();
+    s.close();
+    jvm.wait_for_exit(TIMEOUT).expect("ForgottenIds ends once the debugger leaves");
+    (weak, named, collected)
+}
+
+#[test]
+fn references_of_objects_that_are_gone_are_freed() {
+    for (name, agent) in both_agents() {
+        let (weak, named, collected) = run(name, agent);
+        eprintln!("{name}: {weak} JNI weak references alive after {THREADS} threads came and went");
+        assert!(weak < THREADS / 5, "{name}: {weak} JNI weak references alive after {THREADS} threads came and went");
+        assert_eq!(named, Err(ErrorCode::INVALID_OBJECT), "{name}: Name of an ended, collected thread");
+        assert!(collected, "{name}: IsCollected of an ended, collected thread");
+    }
+}
