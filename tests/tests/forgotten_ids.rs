@@ -51,15 +51,20 @@ fn run(name: &str, agent: test_rig::Agent) -> (usize, Result<String, ErrorCode>,
     let mut started: Vec<ThreadId> = Vec::new();
     let mut pauses = 0;
     while pauses < 2 {
+        let mut stopped = false;
         for event in s.next_composite().events {
             match event {
                 Event::ThreadStart { request_id, thread } if request_id == starts => started.push(thread),
-                Event::Breakpoint { request_id, .. } if request_id == pause => pauses += 1,
+                Event::Breakpoint { request_id, .. } if request_id == pause => stopped = true,
                 other => panic!("{name}: unexpected {other:?}"),
             }
         }
-        if pauses < 2 {
-            s.send(&vm::Resume {}).unwrap();
+        // Only the suspend-all breakpoint stopped anything: the thread starts suspend nothing.
+        if stopped {
+            pauses += 1;
+            if pauses < 2 {
+                s.send(&vm::Resume {}).unwrap();
+            }
         }
     }
     assert!(started.len() >= THREADS, "{name}: {} thread starts reported", started.len());
