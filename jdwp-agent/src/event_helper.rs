@@ -81,8 +81,9 @@ pub fn run(agent: &Agent, jni: Jni, inbox: Inbox<Job>) {
                 return;
             }
         }
-        let now = Instant::now();
-        while let Some(due) = timed.iter().position(|(at, _)| *at <= now) {
+        // No clock read per job while nothing is timed.
+        let now = if timed.is_empty() { None } else { Some(Instant::now()) };
+        while let Some(due) = now.and_then(|now| timed.iter().position(|(at, _)| *at <= now)) {
             let (_, task) = timed.swap_remove(due);
             run_job(agent, jni, Job::Task { task, done: None }, &mut out);
         }
@@ -232,7 +233,8 @@ fn deliver_counted(
     let Some(session) = agent.session() else { return Ok(()) };
     let mut events = Vec::with_capacity(raw.len());
     for r in raw {
-        let frame = jni.push_local_frame(16)?;
+        // A frame per event of a composite of several; one event lives in the job's frame.
+        let frame = if raw.len() > 1 { Some(jni.push_local_frame(16)?) } else { None };
         match crate::raw::convert(agent, jni, r) {
             Ok(event) => events.push(event),
             // Say what can be said (an object may have gone meanwhile).

@@ -198,7 +198,8 @@ pub struct Mark {
 impl Writer {
     pub fn new(sizes: IdSizes) -> Self {
         Writer {
-            buf: Vec::new(),
+            // Most bodies are small (an event, an ID, a status): room for them without regrowing.
+            buf: Vec::with_capacity(64),
             sizes,
             #[cfg(any(test, feature = "sample"))]
             marks: None,

@@ -135,37 +135,37 @@ pub enum RawEvent {
 }
 
 impl RawEvent {
-    /// The global references the event owns.
-    pub fn refs(&self) -> Vec<GlobalRef> {
+    /// The global references the event owns (at most four; no allocation: events that suspend
+    /// nothing are released one by one on the helper's path).
+    pub fn refs(&self) -> impl Iterator<Item = GlobalRef> {
         let value_ref = |v: &RawValue| match v {
             RawValue::Object(Some(r)) => Some(*r),
             _ => None,
         };
-        match self {
-            RawEvent::VmDeath { .. } | RawEvent::ClassUnload { .. } => vec![],
+        let refs: [Option<GlobalRef>; 4] = match self {
+            RawEvent::VmDeath { .. } | RawEvent::ClassUnload { .. } => [None; 4],
             RawEvent::VmStart { thread, .. }
             | RawEvent::ThreadStart { thread, .. }
             | RawEvent::ThreadDeath { thread, .. }
             | RawEvent::Breakpoint { thread, .. }
             | RawEvent::SingleStep { thread, .. }
             | RawEvent::MethodEntry { thread, .. }
-            | RawEvent::MethodExit { thread, .. } => vec![*thread],
-            RawEvent::MethodExitWithReturnValue { thread, value, .. } => {
-                std::iter::once(*thread).chain(value_ref(value)).collect()
-            }
-            RawEvent::ClassPrepare { thread, class, .. } => vec![*thread, *class],
+            | RawEvent::MethodExit { thread, .. } => [Some(*thread), None, None, None],
+            RawEvent::MethodExitWithReturnValue { thread, value, .. } => [Some(*thread), value_ref(value), None, None],
+            RawEvent::ClassPrepare { thread, class, .. } => [Some(*thread), Some(*class), None, None],
             RawEvent::MonitorContendedEnter { thread, object, .. }
             | RawEvent::MonitorContendedEntered { thread, object, .. }
             | RawEvent::MonitorWait { thread, object, .. }
-            | RawEvent::MonitorWaited { thread, object, .. } => vec![*thread, *object],
-            RawEvent::Exception { thread, exception, .. } => vec![*thread, *exception],
+            | RawEvent::MonitorWaited { thread, object, .. } => [Some(*thread), Some(*object), None, None],
+            RawEvent::Exception { thread, exception, .. } => [Some(*thread), Some(*exception), None, None],
             RawEvent::FieldAccess { thread, field_class, object, .. } => {
-                [Some(*thread), Some(*field_class), *object].into_iter().flatten().collect()
+                [Some(*thread), Some(*field_class), *object, None]
             }
             RawEvent::FieldModification { thread, field_class, object, value, .. } => {
-                [Some(*thread), Some(*field_class), *object, value_ref(value)].into_iter().flatten().collect()
+                [Some(*thread), Some(*field_class), *object, value_ref(value)]
             }
-        }
+        };
+        refs.into_iter().flatten()
     }
 
     /// Deletes the event's global references (an event dropped without being sent).
