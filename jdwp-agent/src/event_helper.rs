@@ -82,10 +82,12 @@ pub fn run(agent: &Agent, jni: Jni, inbox: Inbox<Job>) {
             }
         }
         // No clock read per job while nothing is timed.
-        let now = if timed.is_empty() { None } else { Some(Instant::now()) };
-        while let Some(due) = now.and_then(|now| timed.iter().position(|(at, _)| *at <= now)) {
-            let (_, task) = timed.swap_remove(due);
-            run_job(agent, jni, Job::Task { task, done: None }, &mut out);
+        if !timed.is_empty() {
+            let now = Instant::now();
+            while let Some(due) = timed.iter().position(|(at, _)| *at <= now) {
+                let (_, task) = timed.swap_remove(due);
+                run_job(agent, jni, Job::Task { task, done: None }, &mut out);
+            }
         }
         // One at a time: a composite that suspends all closes the gate again.
         while let Some(job) = gate.next() {
