@@ -81,6 +81,7 @@ use crate::jvmti::Jvmti;
 use crate::options::Options;
 use crate::session::Session;
 use crate::thread_control::Threads;
+use crate::tid_index::TidIndex;
 use crate::virtual_threads::Tracked;
 use lock_order::{REQUESTS, Ranked};
 
@@ -294,7 +295,13 @@ impl Agent {
         if obj.is_null() {
             return Ok(ObjectId::NULL);
         }
+        // A virtual thread's ID is found by its `tid`, never by a tag (see `ObjectTable::by_tid`):
+        // a thread the caller knows is one is checked first, with no `GetTag`.
+        let tid = if kind == Known::Thread { self.virtual_tid(jni, obj) } else { None };
         let mut table = lock(&self.ids);
+        if let Some(tid) = tid {
+            return self.virtual_thread_id(jni, &mut table, obj, tid);
+        }
         let tag = self.jvmti.get_tag(obj)?;
         if let Some(entry) = (tag > 0).then(|| table.get_mut(tag as u64)).flatten() {
             entry.thread |= kind == Known::Thread;
@@ -306,7 +313,60 @@ impl Agent {
             }
             return Ok(ObjectId(tag as u64));
         }
+        let tid = if kind == Known::Object { self.virtual_tid(jni, obj) } else { None };
+        if let Some(tid) = tid {
+            return self.virtual_thread_id(jni, &mut table, obj, tid);
+        }
         self.new_object_id_signed(jni, &mut table, obj, kind, signature)
+    }
+
+    /// The `tid` of a virtual thread (`java.lang.Thread.tid`, unique for the life of the VM), or
+    /// `None` for anything else, on any VM without virtual threads (no JNI call there) and on a
+    /// VM whose `Thread` has no such field (IDs then go by tags, as for every other object).
+    /// Any thread: JNI calls only, no lock.
+    fn virtual_tid(&self, jni: Jni, obj: jobject) -> Option<i64> {
+        if !self.supports_virtual_threads() || !jni.is_virtual_thread(obj) {
+            return None;
+        }
+        let field = *self.memo.thread_tid.get_or_init(|| {
+            let class = jni.find_class("java/lang/Thread").ok()?;
+            let field = jni.get_field_id(class, "tid", "J").ok();
+            jni.delete_local_ref(class);
+            field.map(|f| f as usize)
+        });
+        // SAFETY: `field` is `java.lang.Thread.tid`, a `long`, and `obj` is a live reference to a
+        // thread.
+        field.map(|f| unsafe { jni.get_field(obj, f as jfieldID, crate::jni::JavaType::Long).j })
+    }
+
+    /// The ID of the virtual thread `obj` whose `tid` is `tid`, assigning one if it has none.
+    fn virtual_thread_id(
+        &self,
+        jni: Jni,
+        table: &mut ObjectTable,
+        obj: jobject,
+        tid: i64,
+    ) -> Result<ObjectId, ErrorCode> {
+        // One search for both the lookup and the insertion (a thread start's thread is new).
+        let id = table.entries.next_id();
+        if let Err(known) = table.by_tid.get_or_insert(tid, id) {
+            return Ok(ObjectId(known));
+        }
+        let weak = match jni.new_weak_global_ref(obj) {
+            Ok(weak) => weak,
+            Err(e) => {
+                table.by_tid.remove(tid);
+                return Err(e.into());
+            }
+        };
+        table.list_collectable(jni, &self.id_readers, GlobalRef(weak), id);
+        if table.suspend_pinned {
+            table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
+        }
+        let pushed =
+            table.entries.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: false, tid });
+        debug_assert_eq!(pushed, id);
+        Ok(ObjectId(id))
     }
 
     /// Gives `obj`, which has no ID yet, the next one.
@@ -348,6 +408,7 @@ impl Agent {
             pinned: None,
             thread: kind == Known::Thread,
             hidden: false,
+            tid: 0,
         });
         debug_assert_eq!(pushed, id);
         Ok(ObjectId(id))
@@ -363,7 +424,8 @@ impl Agent {
             return Err(e.into());
         }
         table.list_collectable(jni, &self.id_readers, GlobalRef(weak), id);
-        let pushed = table.hidden.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: true });
+        let pushed =
+            table.hidden.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: true, tid: 0 });
         debug_assert_eq!(HIDDEN_IDS + pushed, id);
         Ok(ThreadId(id))
     }
@@ -389,8 +451,13 @@ impl Agent {
             return Err(e.into());
         }
         table.list_collectable(jni, &self.id_readers, GlobalRef(weak), id);
-        let pushed =
-            table.entries.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: false });
+        let pushed = table.entries.push(ObjectEntry {
+            weak: GlobalRef(weak),
+            pinned: None,
+            thread: true,
+            hidden: false,
+            tid: 0,
+        });
         debug_assert_eq!(pushed, id);
         Ok((ThreadId(hidden), ThreadId(id)))
     }
@@ -600,9 +667,24 @@ impl Agent {
     /// The ID a thread already has, if any: safe on any thread (the VM call comes before the lock,
     /// which guards plain data only; see the locking rules).
     pub fn existing_thread_id(&self, thread: jthread) -> Option<ThreadId> {
-        let tag = self.jvmti.get_tag(thread).ok().filter(|&t| t > 0)? as u64;
         // An internal ID is none: the debugger must hear of the thread under its own.
-        lock(&self.ids).entries.contains(tag).then_some(ThreadId(tag))
+        let id = self.known_id(thread)?;
+        lock(&self.ids).entries.contains(id).then_some(ThreadId(id))
+    }
+
+    /// The ID an object already has (ordinary or internal), if any: its tag, or for a virtual
+    /// thread its entry by `tid` (see `ObjectTable::by_tid`). This replaces comparing tags in
+    /// the callbacks (event filters, steps, frame pops). Any thread: the VM calls come before the
+    /// lock, which is taken only for a virtual thread.
+    pub fn known_id(&self, obj: jobject) -> Option<u64> {
+        match self.jvmti.get_tag(obj) {
+            Ok(tag) if tag > 0 => Some(tag as u64),
+            Ok(_) => {
+                let tid = self.virtual_tid(self.jni().ok()?, obj)?;
+                lock(&self.ids).by_tid.get(tid)
+            }
+            Err(_) => None,
+        }
     }
 
     /// The thread ID of a thread object (agent threads included; callers filter).
@@ -765,11 +847,11 @@ impl Agent {
         }
         // From the weak references directly: null (an error) if the object is gone, and then
         // its reference leaves the list.
-        let ObjectTable { entries, hidden, collectable, .. } = table;
+        let ObjectTable { entries, hidden, collectable, by_tid, .. } = table;
         let pins = collectable.hold_all(
             |weak| jni.new_global_ref(weak.0).ok().filter(|g| !g.is_null()).map(GlobalRef),
             |weak| jni.is_cleared(weak.0),
-            |id| forget(entries, hidden, id),
+            |id| forget(entries, hidden, by_tid, id),
         );
         table.suspend_pins.extend(pins);
         table.reclaim(jni, &self.id_readers);
@@ -961,6 +1043,9 @@ pub struct ObjectEntry {
     /// ordinary sequence when it first hears of it (see [`Agent::live_thread_ids`]). The entry
     /// stays, so that the internal ID still names the thread.
     hidden: bool,
+    /// A virtual thread's `tid`, by which its ID is found (see `ObjectTable::by_tid`); 0 for an
+    /// object found by its tag.
+    tid: i64,
 }
 
 /// Where the internal thread IDs start (see `ObjectEntry::hidden`): far above any ID the
@@ -1019,6 +1104,13 @@ pub struct ObjectTable {
     suspend_pinned: bool,
     /// The platform and application loaders, once seen (see `Agent::loader_kind`).
     builtin_loaders: Vec<GlobalRef>,
+    /// The IDs of virtual threads, by `java.lang.Thread.tid` (never reused). A virtual thread
+    /// gets no JVMTI tag: a program under a `ThreadStart` request may start a million of them,
+    /// and `SetTag` (an insertion into the VM's tag map under its lock, plus a weak handle that
+    /// every collection goes over) was the largest part of the event helper's work per start.
+    /// Invariant: a virtual thread never has a tag in the agent's environment, so its ID is
+    /// looked up here, and only here.
+    by_tid: TidIndex,
 }
 
 impl ObjectTable {
@@ -1040,8 +1132,8 @@ impl ObjectTable {
     /// Lists the reference of a collectable object, held by entry `id`: entries of objects
     /// found gone meanwhile forget theirs, and what no reader can hold any more is deleted.
     fn list_collectable(&mut self, jni: Jni, readers: &collectable::Readers, weak: GlobalRef, id: u64) {
-        let ObjectTable { entries, hidden, collectable, .. } = self;
-        collectable.push(weak, id, |w| jni.is_cleared(w.0), |gone| forget(entries, hidden, gone));
+        let ObjectTable { entries, hidden, collectable, by_tid, .. } = self;
+        collectable.push(weak, id, |w| jni.is_cleared(w.0), |gone| forget(entries, hidden, by_tid, gone));
         self.reclaim(jni, readers);
     }
 
@@ -1054,14 +1146,18 @@ impl ObjectTable {
 }
 
 /// Entry `id`'s object is gone: its reference is forgotten (the collectable list retires it).
-/// The entry stays, so that the ID is known to have named an object (`IsCollected`).
-fn forget(entries: &mut IdVec<ObjectEntry>, hidden: &mut IdVec<ObjectEntry>, id: u64) {
+/// The entry stays, so that the ID is known to have named an object (`IsCollected`); a virtual
+/// thread's `tid` no longer leads to it.
+fn forget(entries: &mut IdVec<ObjectEntry>, hidden: &mut IdVec<ObjectEntry>, by_tid: &mut TidIndex, id: u64) {
     let entry = match id.checked_sub(HIDDEN_IDS) {
         Some(internal) => hidden.get_mut(internal),
         None => entries.get_mut(id),
     };
     if let Some(entry) = entry {
         entry.weak = GlobalRef(std::ptr::null_mut());
+        if entry.tid != 0 {
+            by_tid.remove(std::mem::take(&mut entry.tid));
+        }
     }
 }
 
@@ -1270,6 +1366,28 @@ impl JvmtiSuspend<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_gone_virtual_thread_leaves_the_tid_map_and_keeps_its_entry() {
+        let mut entries = IdVec::default();
+        let mut hidden = IdVec::default();
+        let mut by_tid = TidIndex::default();
+        let weak = GlobalRef(std::ptr::dangling_mut());
+        let platform = entries.push(ObjectEntry { weak, pinned: None, thread: true, hidden: false, tid: 0 });
+        let virtual_thread = entries.push(ObjectEntry { weak, pinned: None, thread: true, hidden: false, tid: 77 });
+        by_tid.get_or_insert(77, virtual_thread).unwrap();
+        by_tid.get_or_insert(78, 99).unwrap();
+
+        forget(&mut entries, &mut hidden, &mut by_tid, platform);
+        assert_eq!(by_tid.len(), 2, "a tagged object's entry touches no tid");
+        forget(&mut entries, &mut hidden, &mut by_tid, virtual_thread);
+        assert_eq!(by_tid.get(77), None, "the gone thread's tid leads nowhere");
+        assert_eq!(by_tid.get(78), Some(99), "other threads stay");
+        let entry = entries.get(virtual_thread).expect("the entry stays (IsCollected)");
+        assert!(entry.weak.0.is_null() && entry.tid == 0);
+        forget(&mut entries, &mut hidden, &mut by_tid, virtual_thread);
+        assert_eq!(by_tid.get(78), Some(99), "forgetting twice removes nothing else");
+    }
 
     #[test]
     fn classes_of_the_jdks_own_loaders_last_with_the_vm_unless_hidden() {

@@ -97,17 +97,15 @@ pub fn on_breakpoint(agent: &Agent, jni: Jni, thread: jthread) {
         Ok(t) if !t.is_null() => t,
         _ => return,
     };
-    // Its ID is its tag (see `Agent::object_id`), read without any lock. No tag: the debugger
+    // Its ID (see `Agent::known_id`), read with no lock held across a VM call. None: the debugger
     // never heard of the thread, so it cannot have suspended it.
-    let tag = agent.jvmti.get_tag(resumee).unwrap_or(0);
+    let id = agent.known_id(resumee);
     jni.delete_local_ref(resumee);
-    if tag <= 0 {
-        return;
-    }
+    let Some(id) = id else { return };
     // No VM call and no lock held while waiting: see `Threads::wait_while_suspended`. If the
     // debugger suspends this thread meanwhile, the suspension takes hold when it leaves this
     // callback, so it then stays in `Thread.resume` until the debugger resumes it too.
-    if agent.threads.wait_while_suspended(ThreadId(tag as u64), &|| agent.is_vm_dead()) {
-        tracing::debug!(tag, "Thread.resume() went on after the debugger resumed its thread");
+    if agent.threads.wait_while_suspended(ThreadId(id), &|| agent.is_vm_dead()) {
+        tracing::debug!(id, "Thread.resume() went on after the debugger resumed its thread");
     }
 }

@@ -127,8 +127,8 @@ unsafe extern "system" fn on_pop_step(
         let Some(agent) = crate::agent::agent() else { return };
         let Some(popper) = agent.engine.popper.get() else { return };
         let Some(target) = lock(&popper.state).target else { return };
-        // Compared by tag (the thread's ID) outside the lock: no VM call while holding it.
-        if agent.jvmti.get_tag(thread).ok() != Some(target as i64) {
+        // Compared by ID outside the lock: no VM call while holding it.
+        if agent.known_id(thread) != Some(target) {
             return;
         }
         let mut state = lock(&popper.state);

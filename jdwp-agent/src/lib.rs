@@ -41,6 +41,7 @@ mod sde;
 pub mod session;
 mod step;
 pub mod thread_control;
+mod tid_index;
 pub mod transport;
 mod values;
 mod virtual_threads;

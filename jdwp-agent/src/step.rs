@@ -235,12 +235,9 @@ fn update(agent: &Agent, thread: ThreadId, serial: u64, f: impl FnOnce(&mut Step
     applied
 }
 
-/// The thread ID of a thread object: its tag (0 if the debugger never saw it, so it cannot step).
+/// The thread ID of a thread object (none if the debugger never saw it, so it cannot step).
 fn thread_id(agent: &Agent, thread: jthread) -> Option<ThreadId> {
-    match agent.jvmti.get_tag(thread) {
-        Ok(tag) if tag > 0 => Some(ThreadId(tag as u64)),
-        _ => None,
-    }
+    agent.known_id(thread).map(ThreadId)
 }
 
 /// Whether any thread steps (cheap; for callbacks of events not enabled for steps only).

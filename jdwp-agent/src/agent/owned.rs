@@ -75,6 +75,8 @@ pub struct Memo {
     /// Whether this environment has `can_support_virtual_threads` (JVMTI 21+; fixed once the
     /// loader has added its capabilities), asked on every suspending event.
     pub virtual_threads: OnceLock<bool>,
+    /// `java.lang.Thread.tid`'s field ID, if the VM's `Thread` has that field (`Agent::virtual_tid`).
+    pub thread_tid: OnceLock<Option<usize>>,
 }
 
 #[cfg(test)]

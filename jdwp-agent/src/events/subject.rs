@@ -210,8 +210,9 @@ pub fn smap_source_names(smap: &str) -> Vec<&str> {
 
 impl EventSubject for Subject<'_> {
     fn in_thread(&self, thread: ThreadId) -> bool {
-        // An object's ID is its JVMTI tag: comparing tags needs neither a lock nor an allocation.
-        !self.thread.is_null() && self.tag_of(self.thread) == Some(thread.0)
+        // A platform thread's ID is its JVMTI tag: comparing tags needs neither a lock nor an
+        // allocation (a virtual thread's takes a short lock: see `Agent::known_id`).
+        !self.thread.is_null() && self.agent.known_id(self.thread) == Some(thread.0)
     }
 
     fn class_is_subtype_of(&self, class: ReferenceTypeId) -> bool {
@@ -240,7 +241,7 @@ impl EventSubject for Subject<'_> {
             // Like the JDK's agent: an event without an instance passes.
             return true;
         }
-        let same = self.tag_of(this) == Some(instance.0) && !instance.is_null();
+        let same = !instance.is_null() && self.agent.known_id(this) == Some(instance.0);
         if owned {
             self.jni.delete_local_ref(this);
         }
