@@ -10,6 +10,9 @@
 //! The IDs of the ended threads must then answer as collected objects do. Other threads may start
 //! meanwhile (the JDK starts `Common-Cleaner` when something first needs it), so the test asks
 //! every reported ID and tells the fixture's threads by their names.
+//!
+//! The same with virtual threads (JDK 21+), whose IDs our agent keeps by `tid` rather than by
+//! JVMTI tag: their entries must go too.
 
 use std::path::Path;
 use std::time::Duration;
@@ -48,13 +51,15 @@ struct Answers {
 
 /// Runs ForgottenIds under `agent`: the JNI weak references alive at the end, and what every
 /// reported thread's ID answers to `Name` and `IsCollected` at the end.
-fn run(name: &str, agent: test_rig::Agent) -> (usize, Answers) {
-    let log = std::env::temp_dir().join(format!("forgotten-ids-{}-{name}.gc.log", std::process::id()));
-    let debuggee = test_rig::Debuggee::builder(CLASS)
-        .agent(agent)
-        .arg(THREADS.to_string())
-        .jvm_option("-XX:+UseG1GC")
-        .jvm_option(format!("-Xlog:gc+phases=debug:file={}", log.display()));
+fn run(name: &str, agent: test_rig::Agent, virtual_threads: bool) -> (usize, Answers) {
+    let log =
+        std::env::temp_dir().join(format!("forgotten-ids-{}-{name}-{virtual_threads}.gc.log", std::process::id()));
+    let mut debuggee = test_rig::Debuggee::builder(CLASS).agent(agent).arg(THREADS.to_string());
+    if virtual_threads {
+        debuggee = debuggee.arg("virtual");
+    }
+    let debuggee =
+        debuggee.jvm_option("-XX:+UseG1GC").jvm_option(format!("-Xlog:gc+phases=debug:file={}", log.display()));
     let (jvm, mut s, class, _) = run_to_class_prepare_of(debuggee, CLASS, TIMEOUT);
     let starts = s
         .send(&er::Set { event_kind: EventKind::ThreadStart, suspend_policy: SuspendPolicy::None, modifiers: vec![] })
@@ -107,9 +112,25 @@ fn run(name: &str, agent: test_rig::Agent) -> (usize, Answers) {
 
 #[test]
 fn references_of_objects_that_are_gone_are_freed() {
+    check(false);
+}
+
+#[test]
+fn references_of_virtual_threads_that_are_gone_are_freed() {
+    let feature = test_rig::jdk_feature_version().unwrap();
+    if feature < 21 {
+        eprintln!("SKIPPED: the test JDK is {feature}; virtual threads need JDBG_TEST_JDK=<JDK 21+> (Temurin 25)");
+        return;
+    }
+    check(true);
+}
+
+fn check(virtual_threads: bool) {
     for (name, agent) in both_agents() {
-        let (weak, answers) = run(name, agent);
-        eprintln!("{name}: {weak} JNI weak references alive after {THREADS} threads came and went; {answers:?}");
+        let (weak, answers) = run(name, agent, virtual_threads);
+        eprintln!(
+            "{name} (virtual threads: {virtual_threads}): {weak} JNI weak references alive after {THREADS} threads came and went; {answers:?}"
+        );
         assert!(weak < THREADS / 5, "{name}: {weak} JNI weak references alive after {THREADS} threads came and went");
         assert_eq!(answers.ended_but_named, Vec::<String>::new(), "{name}: Name of ended, collected threads");
         assert_eq!(answers.other_errors, Vec::new(), "{name}: Name of reported threads");
