@@ -28,6 +28,7 @@ pub mod hprof;
 pub mod monitors;
 pub mod mounted;
 pub mod stacks;
+pub mod virtuals;
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
