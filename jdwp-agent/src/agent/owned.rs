@@ -75,6 +75,9 @@ pub struct Memo {
     /// Whether this environment has `can_support_virtual_threads` (JVMTI 21+; fixed once the
     /// loader has added its capabilities), asked on every suspending event.
     pub virtual_threads: OnceLock<bool>,
+    /// `java.lang.VirtualThread`, a JNI global reference, once found initialized
+    /// ([`crate::profiling::mounted::virtual_thread_class`]; java.base classes never unload).
+    pub virtual_thread_class: OnceLock<usize>,
 }
 
 #[cfg(test)]

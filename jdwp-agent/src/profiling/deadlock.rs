@@ -150,7 +150,7 @@ pub fn find(agent: &Agent, jni: Jni, max_depth: i32) -> Result<DeadlocksReply, E
     let mut threads: Vec<jthread> = all.iter().copied().filter(|&t| !agent.is_agent_thread(jni, t)).collect();
     // Virtual threads (JVMTI 21+): the waiting ones (a virtual thread that waits is unmounted,
     // JDK 24+ for monitors), held suspended while they are looked at.
-    let virtuals = super::virtuals::virtual_threads(agent, jni, |state| waiting_kind(state).is_some())?;
+    let virtuals = super::virtuals::virtual_threads(agent, jni, false, |state| waiting_kind(state).is_some())?;
     threads.extend_from_slice(&virtuals);
     let reply = super::virtuals::while_suspended(agent, &virtuals, || scan(agent, jni, &fields, &threads, depth));
     for &v in &virtuals {

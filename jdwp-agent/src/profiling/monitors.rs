@@ -309,7 +309,8 @@ pub fn look_for_owners(agent: &Agent, jni: Jni) {
 /// VM with virtual threads, where the owner may hold the monitor unmounted).
 fn queue_look(jni: Jni, object: jobject) -> Option<Ticket> {
     let agent = crate::agent::agent()?;
-    if !agent.supports_virtual_threads() {
+    // Known once a virtual thread exists and `owner_of` looked among the mounted ones.
+    if !agent.supports_virtual_threads() || agent.memo.virtual_thread_class.get().is_none() {
         return None;
     }
     let profiler = super::profiler().ok()?;

@@ -161,14 +161,15 @@ pub fn owners_of<M>(monitors: &[M], owned: &[Vec<M>], same: impl Fn(&M, &M) -> b
 pub type FoundOwner = (usize, String, RawStack);
 
 /// Looks for the owners of `monitors` among every alive virtual thread, on an agent thread (the
-/// profiler's): one heap walk, one `SuspendThreadList` of those not suspended yet, per thread one
+/// profiler's, which runs no Java code: `java.lang.VirtualThread` is the one the contended-enter
+/// callback's look among mounted virtual threads found): one heap walk, one `SuspendThreadList` of those not suspended yet, per thread one
 /// `GetOwnedMonitorInfo` (and a stack of `depth` frames for an owner), one `ResumeThreadList` of
 /// exactly those it suspended. The debugger's suspensions are kept still meanwhile
 /// (`agent.threads` held), so none is undone by the resume. All `None` when the look fails.
 pub(crate) fn find_owners(agent: &Agent, jni: Jni, monitors: &[jobject], depth: i32) -> Vec<Option<FoundOwner>> {
     let none = || monitors.iter().map(|_| None).collect();
     let Ok(_frame) = jni.push_local_frame(64) else { return none() };
-    let threads = match super::virtuals::virtual_threads(agent, jni, |_| true) {
+    let threads = match super::virtuals::virtual_threads(agent, jni, true, |_| true) {
         Ok(threads) => threads,
         Err(e) => {
             tracing::debug!(?e, "monitor owners: the walk for virtual threads failed");

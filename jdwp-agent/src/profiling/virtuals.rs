@@ -17,8 +17,20 @@ use crate::jvmti::sys::{self, jint, jlong, jthread};
 
 /// The live virtual threads whose JVMTI thread state passes `keep`, as local references.
 /// Unstarted and ended ones are not alive, and are never kept (the heap may still hold them).
-pub(crate) fn virtual_threads(agent: &Agent, jni: Jni, keep: impl Fn(jint) -> bool) -> Result<Vec<jthread>, ErrorCode> {
-    let Some(class) = super::mounted::virtual_thread_class(agent, jni) else { return Ok(Vec::new()) };
+/// With `known_class_only`, none unless `java.lang.VirtualThread` was found before, so that the
+/// caller (the profiler thread) runs no Java code to look it up.
+pub(crate) fn virtual_threads(
+    agent: &Agent,
+    jni: Jni,
+    known_class_only: bool,
+    keep: impl Fn(jint) -> bool,
+) -> Result<Vec<jthread>, ErrorCode> {
+    let class = if known_class_only {
+        super::mounted::known_virtual_thread_class(agent, jni)
+    } else {
+        super::mounted::virtual_thread_class(agent, jni)
+    };
+    let Some(class) = class else { return Ok(Vec::new()) };
     let env = WalkEnv::new(agent)?;
     let mut count = 0usize;
     let walked = env.iterate(class, Some(tag_instance), &mut count);
