@@ -183,3 +183,74 @@ fn monitor_contention_between_virtual_threads_names_the_owner() {
     let (grab, _) = virtual_contention_in_grab();
     assert!(grab["owners"].as_array().unwrap().iter().any(|o| o["name"] == "vt-holder"), "{grab:#}");
 }
+
+/// The owner of a contended monitor is named even while it holds the monitor unmounted
+/// (VirtualUnmountedOwner: virtual "vu-owner" sleeps inside `synchronized`, which on JDK 24+
+/// unmounts it, while platform "pt-contender" blocks on the monitor). Neither
+/// `GetObjectMonitorUsage` (JDK 23+ names platform owners only) nor the look among mounted
+/// virtual threads finds it; the profiler thread's look at every alive virtual thread does, and
+/// the owner's stack is the one it had at that look: asleep in hold(), down to its continuation's
+/// entry. On JDK 17 the owner is a platform thread, named by `GetObjectMonitorUsage` at the
+/// contention, its stack down to `Thread.run`.
+#[test]
+fn monitor_contention_names_an_owner_that_holds_it_unmounted() {
+    let feature = test_rig::jdk_feature_version().expect("the test JDK's version");
+    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
+    let jvm = Debuggee::builder("VirtualUnmountedOwner")
+        .agent(Agent::path(common::our_agent_path(), options))
+        .virtual_main(false)
+        .spawn()
+        .expect("VirtualUnmountedOwner starts");
+    jvm.wait_for_line("contending", Duration::from_secs(120)).expect("the threads start");
+    let (code, out, err) =
+        run_jdb_rs(&["profile", "--attach", &jvm.address().to_string(), "--monitors", "--duration", "3s", "--json"]);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    let report: Value = serde_json::from_str(out.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    // At the `synchronized` line, or the next one while interpreted (see virtual_contention_in_grab).
+    let line = test_rig::fixture_line("VirtualUnmountedOwner.java", "vu-contend").unwrap();
+    let tops = [line, line + 1].map(|l| format!("VirtualUnmountedOwner.contend(VirtualUnmountedOwner.java:{l})"));
+    let site = report["monitors"]["monitors"]
+        .as_array()
+        .expect("monitors")
+        .iter()
+        .find(|m| m["class"] == "VirtualUnmountedOwner$Lock" && tops.iter().any(|top| m["stack"][0] == top.as_str()))
+        .unwrap_or_else(|| panic!("no contention in contend(): {report:#}"));
+    assert!(site["contended_count"].as_i64().unwrap() > 0, "{site:#}");
+    let stack = |o: &Value| -> Vec<String> {
+        o["stack"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_owned()).collect()
+    };
+    // The contender is a platform thread.
+    assert!(stack(site).last().unwrap().starts_with("java.lang.Thread.run("), "{site:#}");
+    // Owners named while asleep in hold(), holding the lock.
+    let asleep: Vec<Vec<String>> = site["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|o| o["name"] == "vu-owner")
+        .map(stack)
+        .filter(|s| s.iter().any(|f| f.starts_with("VirtualUnmountedOwner.hold(")))
+        .filter(|s| s.iter().any(|f| f.starts_with("java.lang.Thread.sleep(")))
+        .collect();
+    let named: Vec<(&str, i64)> = site["owners"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| (o["name"].as_str().unwrap(), o["times"].as_i64().unwrap()))
+        .collect();
+    eprintln!("{} contentions in contend(), owners (name, times): {named:?}", site["contended_count"]);
+    assert!(!asleep.is_empty(), "no owner named asleep in hold(): {site:#}");
+    if feature >= 21 {
+        // A virtual thread's stack: down to its continuation's entry, no carrier frames.
+        for s in &asleep {
+            assert!(s.last().unwrap().starts_with("jdk.internal.vm.Continuation.enter("), "{s:?}");
+            assert!(!s.iter().any(|f| f.contains("ForkJoin")), "{s:?}");
+        }
+    } else {
+        eprintln!("NOTE: the test JDK is {feature}, without virtual threads: the owner is a platform thread");
+        for s in &asleep {
+            assert!(s.last().unwrap().starts_with("java.lang.Thread.run("), "{s:?}");
+        }
+    }
+    assert!(jvm.exit_status().is_none(), "the debuggee must keep running");
+}

@@ -77,6 +77,9 @@ pub struct Memo {
     pub virtual_threads: OnceLock<bool>,
     /// `java.lang.Thread.tid`'s field ID, if the VM's `Thread` has that field (`Agent::virtual_tid`).
     pub thread_tid: OnceLock<Option<usize>>,
+    /// `java.lang.VirtualThread`, a JNI global reference, once found initialized
+    /// ([`crate::profiling::mounted::virtual_thread_class`]; java.base classes never unload).
+    pub virtual_thread_class: OnceLock<usize>,
 }
 
 #[cfg(test)]

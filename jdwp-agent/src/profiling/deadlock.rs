@@ -18,12 +18,11 @@
 //!
 //! Virtual threads (JVMTI 21+): JVMTI lists platform threads only, and a waiting virtual thread is
 //! unmounted (JDK 24+ also when blocked on a monitor), so the blocked or parked ones come from a
-//! heap walk for `java.lang.VirtualThread` instances, done only when asked. They are suspended for
-//! the scan (JVMTI answers an unmounted virtual thread's monitors and stack when it is suspended)
-//! and always resumed after it; one already suspended by someone else is left as it was.
+//! heap walk ([`super::virtuals`]). They are suspended for the scan (JVMTI answers an unmounted
+//! virtual thread's monitors and stack when it is suspended) and always resumed after it; one
+//! already suspended by someone else is left as it was.
 
 use std::collections::HashMap;
-use std::ffi::c_void;
 
 use jdwp_protocol::ErrorCode;
 use jdwp_protocol::commands::profiler::{DeadlockCycle, DeadlockedThread, DeadlocksReply, FrameInfo, LockKind};
@@ -32,7 +31,7 @@ use jni_sys::{jfieldID, jobject};
 
 use super::stacks::FrameResolver;
 use crate::agent::Agent;
-use crate::heap_walk::{WalkEnv, batch_tag, guarded};
+use crate::heap_walk::WalkEnv;
 use crate::jni::{JavaType, Jni};
 use crate::jvmti::sys::{self, jint, jlong, jthread};
 
@@ -149,73 +148,15 @@ pub fn find(agent: &Agent, jni: Jni, max_depth: i32) -> Result<DeadlocksReply, E
     let fields = Fields::new(agent, jni)?;
     let all = agent.jvmti.get_all_threads()?;
     let mut threads: Vec<jthread> = all.iter().copied().filter(|&t| !agent.is_agent_thread(jni, t)).collect();
-    // Virtual threads (JVMTI 21+): the waiting ones, held suspended while they are looked at.
-    let virtuals = waiting_virtual_threads(agent, jni)?;
-    let suspended: Vec<jthread> = if virtuals.is_empty() {
-        Vec::new()
-    } else {
-        let results = agent.jvmti.suspend_thread_list(&virtuals)?;
-        // One suspended by someone else (the debugger) stays so: it is not ours to resume.
-        virtuals.iter().zip(results).filter(|(_, r)| r.is_ok()).map(|(&t, _)| t).collect()
-    };
+    // Virtual threads (JVMTI 21+): the waiting ones (a virtual thread that waits is unmounted,
+    // JDK 24+ for monitors), held suspended while they are looked at.
+    let virtuals = super::virtuals::virtual_threads(agent, jni, false, |state| waiting_kind(state).is_some())?;
     threads.extend_from_slice(&virtuals);
-    let reply = scan(agent, jni, &fields, &threads, depth);
-    if !suspended.is_empty() {
-        // Always resumed, whatever the scan answered.
-        if let Err(e) = agent.jvmti.resume_thread_list(&suspended) {
-            tracing::warn!(?e, "deadlocks: resuming the virtual threads looked at failed");
-        }
-    }
+    let reply = super::virtuals::while_suspended(agent, &virtuals, || scan(agent, jni, &fields, &threads, depth));
     for &v in &virtuals {
         jni.delete_local_ref(v);
     }
-    reply
-}
-
-/// The live virtual threads that are blocked entering a monitor or parked, as local references:
-/// JVMTI lists platform threads only, and a virtual thread that waits is unmounted (JDK 24+ for
-/// monitors), so they are found by a walk of the heap for `java.lang.VirtualThread` instances,
-/// which costs nothing until asked.
-fn waiting_virtual_threads(agent: &Agent, jni: Jni) -> Result<Vec<jthread>, ErrorCode> {
-    let Some(class) = super::mounted::virtual_thread_class(agent, jni) else { return Ok(Vec::new()) };
-    let env = WalkEnv::new(agent)?;
-    let mut count = 0usize;
-    let walked = env.iterate(class, Some(tag_instance), &mut count);
-    jni.delete_local_ref(class);
-    walked?;
-    let mut waiting = Vec::new();
-    env.each_found(jni, FIRST_VIRTUAL_TAG, count, |vt| {
-        // Unstarted and ended ones are not alive; a dead one the heap still holds is skipped.
-        let state = agent.jvmti.get_thread_state(vt).unwrap_or(0);
-        if state & sys::JVMTI_THREAD_STATE_ALIVE != 0 && waiting_kind(state).is_some() {
-            let local = jni.new_local_ref(vt);
-            if !local.is_null() {
-                waiting.push(local);
-            }
-        }
-        Ok(())
-    })?;
-    Ok(waiting)
-}
-
-/// The tags of found virtual threads start here (0 is "not found").
-const FIRST_VIRTUAL_TAG: jlong = 1;
-
-unsafe extern "system" fn tag_instance(
-    _class_tag: jlong,
-    _size: jlong,
-    tag_ptr: *mut jlong,
-    _length: jint,
-    user_data: *mut c_void,
-) -> jint {
-    guarded(|| {
-        // SAFETY: the VM passes the object's tag (an instance of the class: the walk filters by
-        // it), and our count is the user data, both valid for this call (`WalkEnv::iterate`).
-        let (tag, count) = unsafe { (&mut *tag_ptr, &mut *user_data.cast::<usize>()) };
-        *tag = batch_tag(FIRST_VIRTUAL_TAG, *count);
-        *count += 1;
-        0
-    })
+    reply?
 }
 
 /// The cycles among `threads`.

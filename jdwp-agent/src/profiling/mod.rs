@@ -7,7 +7,8 @@
 //! the main environment.
 //!
 //! One JVMTI agent thread, the profiler thread, started on first need, does the periodic work: it
-//! takes the CPU samples ([`cpu`]) and sends live events ([`events`]). It is never suspended and
+//! takes the CPU samples ([`cpu`]), looks for the owners of contended monitors held by unmounted
+//! virtual threads ([`unmounted`]) and sends live events ([`events`]). It is never suspended and
 //! runs no Java code, so it may hold the profiler's locks across VM calls (see `agent.rs`'s
 //! locking rules). GC callbacks run inside a collection, where only raw monitors and memory
 //! functions are allowed: they touch only atomics and the event queue, then notify the thread.
@@ -28,6 +29,8 @@ pub mod hprof;
 pub mod monitors;
 pub mod mounted;
 pub mod stacks;
+pub mod unmounted;
+pub mod virtuals;
 
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -171,11 +174,16 @@ unsafe extern "system" fn profiler_main(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, 
     });
 }
 
-/// The profiler thread: CPU ticks while sampling, live events whenever there are some.
+/// The profiler thread: CPU ticks while sampling, looks for monitor owners held unmounted when
+/// contentions wait for one (`monitors::look_for_owners`), live events whenever there are some.
 fn run(agent: &Agent, jni: Jni, profiler: &Profiler) {
     while !agent.is_vm_dead() {
         let next_tick = lock(&profiler.cpu).next_tick();
-        profiler.sleep(next_tick);
+        let wake_at = match (next_tick, monitors::next_owner_look()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        profiler.sleep(wake_at);
         if agent.is_vm_dead() {
             break;
         }
@@ -184,6 +192,7 @@ fn run(agent: &Agent, jni: Jni, profiler: &Profiler) {
             lock(&profiler.cpu).tick(agent, jni);
             drop(frame);
         }
+        monitors::look_for_owners(agent, jni);
         monitors::flush_live(agent, jni, &profiler.events);
         profiler.events.flush(agent);
     }

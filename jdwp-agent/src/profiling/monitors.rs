@@ -4,7 +4,10 @@
 //! At *enter* (the thread is about to block) the callback, on the blocking thread, notes the time,
 //! the monitor's class, the waiting stack, and who owns the monitor (`GetObjectMonitorUsage`, or
 //! for a virtual owner the mounted virtual threads' owned monitors: see `owner_of`) with the
-//! owner's stack at that moment. At *entered* it adds the blocked time to the site: the
+//! owner's stack at that moment. Finding none on a VM with virtual threads, it queues the monitor
+//! for the profiler thread, whose look at every virtual thread finds an owner that holds it
+//! unmounted ([`super::unmounted`]); the *entered* callback picks up what the look found. At
+//! *entered* it adds the blocked time to the site: the
 //! monitor's class and the waiting stack (JVMTI does not say where a monitor object was
 //! allocated; the waiting stack tells the locks apart well enough, as `synchronized` sites are
 //! where contention is fixed). Per site: count, total and maximum blocked nanoseconds, and the
@@ -27,6 +30,7 @@ use jni_sys::{JNIEnv, jobject};
 
 use super::alloc::RawStack;
 use super::mounted::Mounts;
+use super::unmounted::{FoundOwner, OwnerLooks, Picked, Ticket};
 use crate::agent::lock_order::Ranked;
 use crate::agent::{Agent, lock};
 use crate::jni::Jni;
@@ -136,7 +140,14 @@ struct State {
     max_depth: i32,
     table: MonitorTable,
     live: Vec<LiveContention>,
+    /// Contentions whose owner may hold the monitor unmounted, for the profiler thread's looks
+    /// (monitors as JNI global references).
+    looks: OwnerLooks<usize, FoundOwner>,
 }
+
+/// Whether contentions wait in `State::looks`' queue (updated under the state's lock), so that the
+/// profiler thread takes no lock for them while there are none.
+static LOOKS_QUEUED: AtomicBool = AtomicBool::new(false);
 
 /// What the agent keeps for monitor profiling (`agent.profilers.monitors`), reached from the
 /// monitor callbacks too.
@@ -173,6 +184,8 @@ struct Pending {
     class_signature: String,
     stack: RawStack,
     owner: Option<(Weak, String, RawStack)>,
+    /// The contention queued for a look at the virtual threads (its owner was not found).
+    ticket: Option<Ticket>,
 }
 
 thread_local! {
@@ -217,13 +230,108 @@ pub fn start(agent: &Agent, jni: Jni, max_depth: i32) -> Result<(), ErrorCode> {
         return Err(ErrorCode::ILLEGAL_ARGUMENT);
     }
     let env = env(agent)?;
-    let old = with_state(|s| {
+    let (old, looks) = with_state(|s| {
         s.recording = true;
         s.max_depth = if max_depth == 0 { DEFAULT_MAX_DEPTH } else { max_depth };
-        std::mem::take(&mut s.table)
+        (std::mem::take(&mut s.table), clear_looks(s))
     });
     delete_weak_refs(jni, old.weak_refs());
+    release_looks(jni, looks);
+    // Owners held unmounted are looked for on the profiler thread.
+    if agent.supports_virtual_threads()
+        && let Ok(profiler) = super::profiler()
+    {
+        let _ = profiler.ensure_thread(agent, jni);
+    }
     sync_events(env)
+}
+
+/// Empties the looks' queue and table (under the state's lock); what they held, to release.
+fn clear_looks(s: &mut State) -> (Vec<usize>, Vec<FoundOwner>) {
+    LOOKS_QUEUED.store(false, Ordering::Release);
+    s.looks.clear()
+}
+
+fn release_looks(jni: Jni, (monitors, owners): (Vec<usize>, Vec<FoundOwner>)) {
+    for m in monitors {
+        jni.delete_global_ref(m as jobject);
+    }
+    delete_weak_refs(jni, owners.into_iter().map(|o| o.0));
+}
+
+/// When the profiler thread should look for owners that hold monitors unmounted: `None` while no
+/// contention waits for one.
+pub fn next_owner_look() -> Option<Instant> {
+    if !LOOKS_QUEUED.load(Ordering::Acquire) {
+        return None;
+    }
+    with_state(|s| s.looks.next_look(Instant::now()))
+}
+
+/// On the profiler thread: one look for the owners of every contention queued by now, when one
+/// is due (see `unmounted`). Queued contentions are dropped once nothing records them.
+pub fn look_for_owners(agent: &Agent, jni: Jni) {
+    if !LOOKS_QUEUED.load(Ordering::Acquire) {
+        return;
+    }
+    let started = Instant::now();
+    let wanted = live_wanted();
+    let (batch, depth, dropped) = with_state(|s| {
+        if !s.recording && !wanted {
+            return (Vec::new(), 0, Some(clear_looks(s)));
+        }
+        let batch = s.looks.take(started);
+        if s.looks.next_look(started).is_none() {
+            LOOKS_QUEUED.store(false, Ordering::Release);
+        }
+        (batch, s.max_depth, None)
+    });
+    if let Some(dropped) = dropped {
+        release_looks(jni, dropped);
+    }
+    if batch.is_empty() {
+        return;
+    }
+    let depth = if depth == 0 { DEFAULT_MAX_DEPTH } else { depth };
+    let monitors: Vec<jobject> = batch.iter().map(|&(_, m)| m as jobject).collect();
+    let found = super::unmounted::find_owners(agent, jni, &monitors, depth);
+    let ended = Instant::now();
+    for m in monitors {
+        jni.delete_global_ref(m);
+    }
+    let found = batch.iter().map(|&(ticket, _)| ticket).zip(found).collect();
+    let unclaimed = with_state(|s| s.looks.file(found, started, ended));
+    delete_weak_refs(jni, unclaimed.into_iter().map(|o| o.0));
+    tracing::debug!(contentions = batch.len(), took = ?ended - started, "monitor owners: looked at the virtual threads");
+}
+
+/// Queues a contention whose owner was not found for the profiler thread's next look (only on a
+/// VM with virtual threads, where the owner may hold the monitor unmounted).
+fn queue_look(jni: Jni, object: jobject) -> Option<Ticket> {
+    let agent = crate::agent::agent()?;
+    // Known once a virtual thread exists and `owner_of` looked among the mounted ones.
+    if !agent.supports_virtual_threads() || agent.memo.virtual_thread_class.get().is_none() {
+        return None;
+    }
+    let profiler = super::profiler().ok()?;
+    let global = jni.new_global_ref(object).ok().filter(|g| !g.is_null())?;
+    let queued = with_state(|s| {
+        let queued = s.looks.queue(global as usize);
+        if queued.is_ok() {
+            LOOKS_QUEUED.store(true, Ordering::Release);
+        }
+        queued
+    });
+    match queued {
+        Ok(ticket) => {
+            profiler.wake();
+            Some(ticket)
+        }
+        Err(_) => {
+            jni.delete_global_ref(global);
+            None
+        }
+    }
 }
 
 /// Stops recording; the sites stay for the report.
@@ -304,14 +412,29 @@ pub fn report() -> (bool, Vec<MonitorSite>) {
 
 /// Discards the recorded sites.
 pub fn reset(jni: Jni) {
-    let old = with_state(|s| std::mem::take(&mut s.table));
+    let (old, looks) = with_state(|s| (std::mem::take(&mut s.table), clear_looks(s)));
     delete_weak_refs(jni, old.weak_refs());
+    release_looks(jni, looks);
 }
 
 /// Stops recording and the live event (the debugger left).
 pub fn session_ended(agent: &Agent) {
     let _ = stop();
     let _ = set_live(agent, false);
+}
+
+/// Releases what a pending contention held (one replaced without its entered event).
+fn release_pending(jni: Jni, pending: Pending) {
+    if let Some((w, _, _)) = pending.owner {
+        delete_weak_refs(jni, std::iter::once(w));
+    }
+    if let Some(ticket) = pending.ticket {
+        match with_state(|s| s.looks.pick(ticket)) {
+            Picked::Owner((w, _, _)) => delete_weak_refs(jni, std::iter::once(w)),
+            Picked::Unlooked(monitor) => jni.delete_global_ref(monitor as jobject),
+            Picked::Nothing => {}
+        }
+    }
 }
 
 fn delete_weak_refs(jni: Jni, refs: impl Iterator<Item = Weak>) {
@@ -341,8 +464,9 @@ fn stack_of(env: Jvmti, thread: jthread, depth: i32) -> RawStack {
 /// platform threads only from JDK 23 on (JDK-8328083), so when it names none on a VM with virtual
 /// threads, the owner is looked for among the virtual threads mounted now, by their owned monitors
 /// (the agent's environment, which supports virtual threads). A virtual thread that holds the
-/// monitor unmounted (JDK 24+: it blocks or sleeps inside `synchronized`) is not found: only a heap
-/// walk could find it, too slow for every contention; its contentions are recorded without owner.
+/// monitor unmounted (JDK 24+: it blocks or sleeps inside `synchronized`) is not found here: only
+/// a heap walk finds it, too slow for the blocking thread; the caller queues such a contention for
+/// the profiler thread's look ([`queue_look`]).
 fn owner_of(env: Jvmti, jni: Jni, object: jobject) -> Option<jthread> {
     if let Ok(usage) = env.get_object_monitor_usage(object)
         && !usage.owner.is_null()
@@ -417,11 +541,12 @@ unsafe extern "system" fn on_contended_enter(
             jni.delete_local_ref(owner);
             (w, name, owner_stack)
         });
+        // No owner named: it may be a virtual thread that holds the monitor unmounted, which only
+        // a look at every virtual thread finds (on the profiler thread, not here).
+        let ticket = if owner.is_none() { queue_look(jni, object) } else { None };
         PENDING.with(|p| {
-            if let Some(old) = p.borrow_mut().replace(Pending { start, class_signature, stack, owner })
-                && let Some((w, _, _)) = old.owner
-            {
-                delete_weak_refs(jni, std::iter::once(w));
+            if let Some(old) = p.borrow_mut().replace(Pending { start, class_signature, stack, owner, ticket }) {
+                release_pending(jni, old);
             }
         });
     });
@@ -436,7 +561,15 @@ unsafe extern "system" fn on_contended_entered(
     crate::guard((), || {
         // SAFETY: the calling thread's JNI environment.
         let Some(jni) = (unsafe { Jni::from_raw(jni_env) }) else { return };
-        let Some(pending) = PENDING.with(|p| p.borrow_mut().take()) else { return };
+        let Some(mut pending) = PENDING.with(|p| p.borrow_mut().take()) else { return };
+        if let Some(ticket) = pending.ticket.take() {
+            match with_state(|s| s.looks.pick(ticket)) {
+                // A ticket is taken only when no owner was named at enter.
+                Picked::Owner(found) => pending.owner = Some(found),
+                Picked::Unlooked(monitor) => jni.delete_global_ref(monitor as jobject),
+                Picked::Nothing => {}
+            }
+        }
         let blocked_nanos = i64::try_from(pending.start.elapsed().as_nanos()).unwrap_or(i64::MAX);
         let live = live_wanted().then(|| LiveContention {
             thread: weak(jni, thread),

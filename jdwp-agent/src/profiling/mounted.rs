@@ -19,11 +19,33 @@ use crate::jvmti::sys::{self, jlocation, jthread};
 /// `java.lang.VirtualThread` (a local reference) if it is initialized: no virtual thread exists
 /// before. Looked up without initializing it (`Class.forName(name, false, null)`), since JNI's
 /// `FindClass` and `GetFieldID` would: a debugger command must not start the virtual thread
-/// scheduler of a program that has none.
+/// scheduler of a program that has none. Once found, it is kept (a global reference), so later
+/// calls run no Java code.
 pub(crate) fn virtual_thread_class(agent: &Agent, jni: Jni) -> Option<jclass> {
     if !agent.supports_virtual_threads() {
         return None;
     }
+    if let Some(class) = known_virtual_thread_class(agent, jni) {
+        return Some(class);
+    }
+    let class = look_up_virtual_thread_class(agent, jni)?;
+    if let Ok(global) = jni.new_global_ref(class)
+        && !global.is_null()
+        && agent.memo.virtual_thread_class.set(global as usize).is_err()
+    {
+        jni.delete_global_ref(global);
+    }
+    Some(class)
+}
+
+/// `java.lang.VirtualThread` (a local reference) if an earlier [`virtual_thread_class`] found it:
+/// no lookup, no Java code (for the profiler thread).
+pub(crate) fn known_virtual_thread_class(agent: &Agent, jni: Jni) -> Option<jclass> {
+    let &global = agent.memo.virtual_thread_class.get()?;
+    Some(jni.new_local_ref(global as jclass)).filter(|c| !c.is_null())
+}
+
+fn look_up_virtual_thread_class(agent: &Agent, jni: Jni) -> Option<jclass> {
     let class_class = lookup(jni, || jni.find_class("java/lang/Class").map(|c| c as usize))? as jclass;
     let for_name = lookup(jni, || {
         jni.get_static_method_id(
