@@ -34,6 +34,7 @@ const LAYERS: &[(&str, &[&str])] = &[
         "pure decisions and state the agent owns (no VM calls)",
         &[
             "thread_control.rs",
+            "tid_index.rs",
             "virtual_threads.rs",
             "events/filter.rs",
             "events/requests.rs",
