@@ -328,8 +328,11 @@ impl Agent {
         if !self.supports_virtual_threads() || !jni.is_virtual_thread(obj) {
             return None;
         }
+        // Looked up from the thread's own class (`GetFieldID` finds `Thread`'s field through it):
+        // this may run first in an application thread's callback, where `FindClass` would load
+        // through the application's class loader, running Java code.
         let field = *self.memo.thread_tid.get_or_init(|| {
-            let class = jni.find_class("java/lang/Thread").ok()?;
+            let class = jni.get_object_class(obj).ok()?;
             let field = jni.get_field_id(class, "tid", "J").ok();
             jni.delete_local_ref(class);
             field.map(|f| f as usize)
