@@ -129,35 +129,53 @@ fn cpu_samples_in_a_virtual_thread_are_its_own_with_jvmti_stacks() {
 /// threads of the same names.
 fn virtual_contention_in_grab() -> (Value, u32) {
     let feature = test_rig::jdk_feature_version().expect("the test JDK's version");
+    // Before JDK 24 each of the two virtual threads pins a carrier while it spins or blocks.
+    let grab =
+        contention_site("VirtualContend", "grab", "vt-grab", "2s", &["-Djdk.virtualThreadScheduler.parallelism=2"]);
+    (grab, feature)
+}
+
+/// Runs fixture `class` (its main in a platform thread, with `jvm_options`) under our agent until
+/// it prints "contending", records its monitors with `jdb-rs profile --monitors` for `duration`,
+/// and returns the record of the contention on its `Lock` in `method`, whose `synchronized` line
+/// is marked `marker`; the debuggee must still run.
+fn contention_site(class: &str, method: &str, marker: &str, duration: &str, jvm_options: &[&str]) -> Value {
     let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
-    let jvm = Debuggee::builder("VirtualContend")
-        .agent(Agent::path(common::our_agent_path(), options))
-        // Before JDK 24 each of the two virtual threads pins a carrier while it spins or blocks.
-        .jvm_option("-Djdk.virtualThreadScheduler.parallelism=2")
-        .virtual_main(false)
-        .spawn()
-        .expect("VirtualContend starts");
+    let mut debuggee =
+        Debuggee::builder(class).agent(Agent::path(common::our_agent_path(), options)).virtual_main(false);
+    for &option in jvm_options {
+        debuggee = debuggee.jvm_option(option);
+    }
+    let jvm = debuggee.spawn().unwrap_or_else(|e| panic!("{class} starts: {e}"));
     jvm.wait_for_line("contending", Duration::from_secs(120)).expect("the threads start");
-    let (code, out, err) =
-        run_jdb_rs(&["profile", "--attach", &jvm.address().to_string(), "--monitors", "--duration", "2s", "--json"]);
+    let (code, out, err) = run_jdb_rs(&[
+        "profile",
+        "--attach",
+        &jvm.address().to_string(),
+        "--monitors",
+        "--duration",
+        duration,
+        "--json",
+    ]);
     assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
     let report: Value = serde_json::from_str(out.trim().lines().last().unwrap_or_default())
         .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
-    // The blocked frame is at the `synchronized` line while grab() runs compiled, and at the
+    // The blocked frame is at the `synchronized` line while the method runs compiled, and at the
     // next line while it is interpreted: HotSpot's interpreter moves the frame's bytecode index
     // past `monitorenter` before it locks (seen under load on JDK 17, and always with -Xint).
-    let line = test_rig::fixture_line("VirtualContend.java", "vt-grab").unwrap();
-    let tops = [line, line + 1].map(|l| format!("VirtualContend.grab(VirtualContend.java:{l})"));
-    let grab = report["monitors"]["monitors"]
+    let line = test_rig::fixture_line(&format!("{class}.java"), marker).unwrap();
+    let tops = [line, line + 1].map(|l| format!("{class}.{method}({class}.java:{l})"));
+    let lock = format!("{class}$Lock");
+    let site = report["monitors"]["monitors"]
         .as_array()
         .expect("monitors")
         .iter()
-        .find(|m| m["class"] == "VirtualContend$Lock" && tops.iter().any(|top| m["stack"][0] == top.as_str()))
-        .unwrap_or_else(|| panic!("no contention in grab(): {report:#}"))
+        .find(|m| m["class"] == lock.as_str() && tops.iter().any(|top| m["stack"][0] == top.as_str()))
+        .unwrap_or_else(|| panic!("no contention in {method}(): {report:#}"))
         .clone();
-    assert!(grab["contended_count"].as_i64().unwrap() > 0, "{grab:#}");
+    assert!(site["contended_count"].as_i64().unwrap() > 0, "{site:#}");
     assert!(jvm.exit_status().is_none(), "the debuggee must keep running");
-    (grab, feature)
+    site
 }
 
 /// The contending stack is the virtual thread's own: its frames down to its continuation's
@@ -195,28 +213,7 @@ fn monitor_contention_between_virtual_threads_names_the_owner() {
 #[test]
 fn monitor_contention_names_an_owner_that_holds_it_unmounted() {
     let feature = test_rig::jdk_feature_version().expect("the test JDK's version");
-    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
-    let jvm = Debuggee::builder("VirtualUnmountedOwner")
-        .agent(Agent::path(common::our_agent_path(), options))
-        .virtual_main(false)
-        .spawn()
-        .expect("VirtualUnmountedOwner starts");
-    jvm.wait_for_line("contending", Duration::from_secs(120)).expect("the threads start");
-    let (code, out, err) =
-        run_jdb_rs(&["profile", "--attach", &jvm.address().to_string(), "--monitors", "--duration", "3s", "--json"]);
-    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    let report: Value = serde_json::from_str(out.trim().lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
-    // At the `synchronized` line, or the next one while interpreted (see virtual_contention_in_grab).
-    let line = test_rig::fixture_line("VirtualUnmountedOwner.java", "vu-contend").unwrap();
-    let tops = [line, line + 1].map(|l| format!("VirtualUnmountedOwner.contend(VirtualUnmountedOwner.java:{l})"));
-    let site = report["monitors"]["monitors"]
-        .as_array()
-        .expect("monitors")
-        .iter()
-        .find(|m| m["class"] == "VirtualUnmountedOwner$Lock" && tops.iter().any(|top| m["stack"][0] == top.as_str()))
-        .unwrap_or_else(|| panic!("no contention in contend(): {report:#}"));
-    assert!(site["contended_count"].as_i64().unwrap() > 0, "{site:#}");
+    let site = &contention_site("VirtualUnmountedOwner", "contend", "vu-contend", "3s", &[]);
     let stack = |o: &Value| -> Vec<String> {
         o["stack"].as_array().unwrap().iter().map(|f| f.as_str().unwrap().to_owned()).collect()
     };
@@ -252,5 +249,4 @@ fn monitor_contention_names_an_owner_that_holds_it_unmounted() {
             assert!(s.last().unwrap().starts_with("java.lang.Thread.run("), "{s:?}");
         }
     }
-    assert!(jvm.exit_status().is_none(), "the debuggee must keep running");
 }
