@@ -66,6 +66,16 @@ pub fn jdk_feature_version() -> Result<u32> {
         .ok_or_else(|| Error::JavaNotFound(format!("{} has no JAVA_VERSION line", release.display())))
 }
 
+/// Whether the test JDK has virtual threads (21+). If not, says loudly that the calling test is
+/// skipped, and how to run it, for the test to return.
+pub fn test_jdk_has_virtual_threads() -> bool {
+    let feature = jdk_feature_version().unwrap();
+    if feature < 21 {
+        eprintln!("SKIPPED: the test JDK is {feature}; virtual threads need JDBG_TEST_JDK=<JDK 21+> (Temurin 25)");
+    }
+    feature >= 21
+}
+
 fn parse_feature_version(release: &str) -> Option<u32> {
     let line = release.lines().find_map(|l| l.strip_prefix("JAVA_VERSION="))?;
     let version = line.trim().trim_matches('"');

@@ -48,8 +48,8 @@ pub use debuggee::{
 pub use error::{Error, Result};
 pub use java::{
     CompiledClasses, TEST_JDK_VAR, VIRTUAL_MAIN_VAR, compile_java_sources, fixture_line, fixture_source_dir, fixtures,
-    fixtures_cache_root, java_home, java_tool, jdk_feature_version, try_java_home, virtual_main_requested,
-    virtual_main_wrapper,
+    fixtures_cache_root, java_home, java_tool, jdk_feature_version, test_jdk_has_virtual_threads, try_java_home,
+    virtual_main_requested, virtual_main_wrapper,
 };
 
 /// Our agent library, `target/<profile>/libjdwp_agent.so`, next to the running test binary's profile

@@ -117,9 +117,7 @@ fn references_of_objects_that_are_gone_are_freed() {
 
 #[test]
 fn references_of_virtual_threads_that_are_gone_are_freed() {
-    let feature = test_rig::jdk_feature_version().unwrap();
-    if feature < 21 {
-        eprintln!("SKIPPED: the test JDK is {feature}; virtual threads need JDBG_TEST_JDK=<JDK 21+> (Temurin 25)");
+    if !test_rig::test_jdk_has_virtual_threads() {
         return;
     }
     check(true);

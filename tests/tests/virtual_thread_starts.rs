@@ -99,9 +99,7 @@ fn observe(agent: Agent) -> Vec<String> {
 
 #[test]
 fn thread_starts_and_ends_of_virtual_threads_are_reported_like_the_jdk_agent_does() {
-    let feature = test_rig::jdk_feature_version().unwrap();
-    if feature < 21 {
-        eprintln!("SKIPPED: the test JDK is {feature}; virtual threads need JDBG_TEST_JDK=<JDK 21+> (Temurin 25)");
+    if !test_rig::test_jdk_has_virtual_threads() {
         return;
     }
     let mut results = Vec::new();
