@@ -236,11 +236,11 @@ fn framed(jni: Jni, f: impl FnOnce()) {
 // ---- thread, class and VM events -----------------------------------------------------------------------
 
 pub unsafe extern "system" fn on_thread_start(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thread: jthread) {
-    crate::guard((), || thread_event(jni_env, thread, EventKind::ThreadStart));
+    crate::guard((), || thread_event(jni_env, thread, EventKind::ThreadStart, false));
 }
 
 pub unsafe extern "system" fn on_thread_end(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thread: jthread) {
-    crate::guard((), || thread_event(jni_env, thread, EventKind::ThreadDeath));
+    crate::guard((), || thread_event(jni_env, thread, EventKind::ThreadDeath, false));
 }
 
 /// JVMTI 21+, on the virtual thread itself: kept for `AllThreads` under `includevirtualthreads=y`,
@@ -253,7 +253,7 @@ pub unsafe extern "system" fn on_virtual_thread_start(_: *mut jvmtiEnv, jni_env:
             agent.track_virtual_thread(jni, thread);
         }
         if lock(&agent.requests).wants(EventKind::ThreadStart) {
-            thread_event(jni_env, thread, EventKind::ThreadStart);
+            thread_event(jni_env, thread, EventKind::ThreadStart, true);
         }
     });
 }
@@ -261,26 +261,27 @@ pub unsafe extern "system" fn on_virtual_thread_start(_: *mut jvmtiEnv, jni_env:
 /// JVMTI 21+, on the virtual thread itself: reported to the thread death requests that match it
 /// (enabled only while one could).
 pub unsafe extern "system" fn on_virtual_thread_end(_: *mut jvmtiEnv, jni_env: *mut JNIEnv, thread: jthread) {
-    crate::guard((), || thread_event(jni_env, thread, EventKind::ThreadDeath));
+    crate::guard((), || thread_event(jni_env, thread, EventKind::ThreadDeath, true));
 }
 
-fn thread_event(jni_env: *mut JNIEnv, thread: jthread, kind: EventKind) {
+/// A thread's start or end; `virtual_thread` says which callback reported it (JVMTI reports
+/// platform and virtual threads by different events, so no JNI call need ask).
+fn thread_event(jni_env: *mut JNIEnv, thread: jthread, kind: EventKind, virtual_thread: bool) {
     on_event(jni_env, thread, None, |agent, jni, batch| {
         if kind == EventKind::ThreadDeath {
             // Nothing held back may outlive the thread.
             send(agent, jni, thread, std::mem::replace(batch, Batch::new()));
             step::thread_ended(agent, jni, thread);
         }
-        let subject = Subject::new(agent, jni, thread);
-        if let Some(m) = matches(agent, kind, &subject) {
-            batch.add(&m, |request_id| {
-                let t = global(jni, thread)?;
-                Some(match kind {
-                    EventKind::ThreadStart => RawEvent::ThreadStart { request_id, thread: t },
-                    _ => RawEvent::ThreadDeath { request_id, thread: t },
-                })
-            });
-        }
+        let subject = Subject::new(agent, jni, thread).virtual_thread(virtual_thread);
+        let Some(m) = matches(agent, kind, &subject) else { return };
+        batch.add(&m, |request_id| {
+            let t = global(jni, thread)?;
+            Some(match kind {
+                EventKind::ThreadStart => RawEvent::ThreadStart { request_id, thread: t },
+                _ => RawEvent::ThreadDeath { request_id, thread: t },
+            })
+        });
     });
 }
 

@@ -49,6 +49,8 @@ pub struct Subject<'a> {
     instance: InstanceSource,
     exception: Option<(jobject, bool)>,
     field: Option<(jclass, jfieldID)>,
+    /// Whether the event's thread is virtual, when the event's source knows (else asked once).
+    virtual_thread: OnceCell<bool>,
 }
 
 impl<'a> Subject<'a> {
@@ -65,7 +67,15 @@ impl<'a> Subject<'a> {
             instance: InstanceSource::None,
             exception: None,
             field: None,
+            virtual_thread: OnceCell::new(),
         }
+    }
+
+    /// The event's source knows whether its thread is virtual (thread starts and ends, which JVMTI
+    /// reports by a different event for each kind of thread).
+    pub fn virtual_thread(self, is_virtual: bool) -> Self {
+        let _ = self.virtual_thread.set(is_virtual);
+        self
     }
 
     /// An event at code index `index` of `method` in `thread` (class: the declaring class;
@@ -283,7 +293,7 @@ impl EventSubject for Subject<'_> {
     }
 
     fn in_virtual_thread(&self) -> bool {
-        !self.thread.is_null() && self.jni.is_virtual_thread(self.thread)
+        !self.thread.is_null() && *self.virtual_thread.get_or_init(|| self.jni.is_virtual_thread(self.thread))
     }
 }
 
