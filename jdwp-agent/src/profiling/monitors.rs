@@ -525,6 +525,15 @@ unsafe extern "system" fn on_contended_enter(
         }
         let depth = if depth == 0 { DEFAULT_MAX_DEPTH } else { depth };
         let start = Instant::now();
+        // The owner first, with its stack: it may let go at any moment (this thread's own stack
+        // and the monitor's class stay as they are while it waits).
+        let owner = owner_of(env, jni, object).map(|owner| {
+            let owner_stack = stack_of(env, owner, depth);
+            let name = env.get_thread_info(owner).map(|i| i.name).unwrap_or_default();
+            let w = weak(jni, owner);
+            jni.delete_local_ref(owner);
+            (w, name, owner_stack)
+        });
         let class_signature = match jni.get_object_class(object) {
             Ok(class) => {
                 let s = env.get_class_signature(class).map(|s| s.0).unwrap_or_else(|_| "L?;".into());
@@ -534,13 +543,6 @@ unsafe extern "system" fn on_contended_enter(
             Err(_) => "L?;".into(),
         };
         let stack = stack_of(env, thread, depth);
-        let owner = owner_of(env, jni, object).map(|owner| {
-            let name = env.get_thread_info(owner).map(|i| i.name).unwrap_or_default();
-            let owner_stack = stack_of(env, owner, depth);
-            let w = weak(jni, owner);
-            jni.delete_local_ref(owner);
-            (w, name, owner_stack)
-        });
         // No owner named: it may be a virtual thread that holds the monitor unmounted, which only
         // a look at every virtual thread finds (on the profiler thread, not here).
         let ticket = if owner.is_none() { queue_look(jni, object) } else { None };
