@@ -355,21 +355,11 @@ impl Agent {
         if let Err(known) = table.by_tid.get_or_insert(tid, id) {
             return Ok(ObjectId(known));
         }
-        let weak = match jni.new_weak_global_ref(obj) {
-            Ok(weak) => weak,
-            Err(e) => {
-                table.by_tid.remove(tid);
-                return Err(e.into());
-            }
-        };
-        table.list_collectable(jni, &self.id_readers, GlobalRef(weak), id);
-        if table.suspend_pinned {
-            table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
+        let added = self.add_entry(jni, table, obj, NewEntry::VirtualThread { tid });
+        if added.is_err() {
+            table.by_tid.remove(tid);
         }
-        let pushed =
-            table.entries.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: false, tid });
-        debug_assert_eq!(pushed, id);
-        Ok(ObjectId(id))
+        added.map(ObjectId)
     }
 
     /// Gives `obj`, which has no ID yet, the next one.
@@ -393,44 +383,12 @@ impl Agent {
         signature: Option<&str>,
     ) -> Result<ObjectId, ErrorCode> {
         let lasting = kind == Known::Class && self.class_lasts_with_vm(jni, table, obj, signature);
-        let weak = jni.new_weak_global_ref(obj)?;
-        let id = table.entries.next_id();
-        if let Err(e) = self.jvmti.set_tag(obj, id as i64) {
-            jni.delete_weak_global_ref(weak);
-            return Err(e.into());
-        }
-        if !lasting {
-            table.list_collectable(jni, &self.id_readers, GlobalRef(weak), id);
-            // While the VM is suspended, new IDs are held like the others (see `ObjectTable`).
-            if table.suspend_pinned {
-                table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
-            }
-        }
-        let pushed = table.entries.push(ObjectEntry {
-            weak: GlobalRef(weak),
-            pinned: None,
-            thread: kind == Known::Thread,
-            hidden: false,
-            tid: 0,
-        });
-        debug_assert_eq!(pushed, id);
-        Ok(ObjectId(id))
+        self.add_entry(jni, table, obj, NewEntry::Object { thread: kind == Known::Thread, lasting }).map(ObjectId)
     }
 
-    /// Gives a live thread that has no ID an internal one (see `ObjectEntry::hidden`): a thread
-    /// object, alive, so neither held while the VM is suspended nor ever collectable meanwhile.
+    /// Gives a live thread that has no ID an internal one (see `ObjectEntry::hidden`).
     fn new_hidden_thread_id(&self, jni: Jni, table: &mut ObjectTable, thread: jthread) -> Result<ThreadId, ErrorCode> {
-        let weak = jni.new_weak_global_ref(thread)?;
-        let id = HIDDEN_IDS + table.hidden.next_id();
-        if let Err(e) = self.jvmti.set_tag(thread, id as i64) {
-            jni.delete_weak_global_ref(weak);
-            return Err(e.into());
-        }
-        table.list_collectable(jni, &self.id_readers, GlobalRef(weak), id);
-        let pushed =
-            table.hidden.push(ObjectEntry { weak: GlobalRef(weak), pinned: None, thread: true, hidden: true, tid: 0 });
-        debug_assert_eq!(HIDDEN_IDS + pushed, id);
-        Ok(ThreadId(id))
+        self.add_entry(jni, table, thread, NewEntry::HiddenThread).map(ThreadId)
     }
 
     /// The debugger hears of a thread that has an internal ID (`hidden`): it gets the next ID of
@@ -447,22 +405,41 @@ impl Agent {
         if table.get(hidden).is_none() {
             return Err(ErrorCode::INTERNAL);
         }
-        let weak = jni.new_weak_global_ref(thread)?;
-        let id = table.entries.next_id();
-        if let Err(e) = self.jvmti.set_tag(thread, id as i64) {
-            jni.delete_weak_global_ref(weak);
-            return Err(e.into());
-        }
-        table.list_collectable(jni, &self.id_readers, GlobalRef(weak), id);
-        let pushed = table.entries.push(ObjectEntry {
-            weak: GlobalRef(weak),
-            pinned: None,
-            thread: true,
-            hidden: false,
-            tid: 0,
-        });
-        debug_assert_eq!(pushed, id);
+        let id = self.add_entry(jni, table, thread, NewEntry::ExposedThread)?;
         Ok((ThreadId(hidden), ThreadId(id)))
+    }
+
+    /// Makes the entry of a new ID for `obj` and returns the ID: its weak reference, its tag
+    /// (every object but a virtual thread, see `ObjectTable::by_tid`), its place in the
+    /// collectable list and, while the VM is suspended, its hold, as `new` says.
+    fn add_entry(&self, jni: Jni, table: &mut ObjectTable, obj: jobject, new: NewEntry) -> Result<u64, ErrorCode> {
+        let weak = GlobalRef(jni.new_weak_global_ref(obj)?);
+        let hidden = new == NewEntry::HiddenThread;
+        let id = if hidden { HIDDEN_IDS + table.hidden.next_id() } else { table.entries.next_id() };
+        let tid = match new {
+            NewEntry::VirtualThread { tid } => tid,
+            _ => {
+                if let Err(e) = self.jvmti.set_tag(obj, id as i64) {
+                    jni.delete_weak_global_ref(weak.0);
+                    return Err(e.into());
+                }
+                0
+            }
+        };
+        if !matches!(new, NewEntry::Object { lasting: true, .. }) {
+            table.list_collectable(jni, &self.id_readers, weak, id);
+        }
+        // While the VM is suspended, new IDs are held like the others (see `ObjectTable`). A
+        // hidden or exposed thread is alive, so never collectable meanwhile.
+        let held = matches!(new, NewEntry::Object { lasting: false, .. } | NewEntry::VirtualThread { .. });
+        if held && table.suspend_pinned {
+            table.suspend_pins.extend(jni.new_global_ref(obj).ok().map(GlobalRef));
+        }
+        let thread = !matches!(new, NewEntry::Object { thread: false, .. });
+        let entry = ObjectEntry { weak, pinned: None, thread, hidden, tid };
+        let pushed = if hidden { HIDDEN_IDS + table.hidden.push(entry) } else { table.entries.push(entry) };
+        debug_assert_eq!(pushed, id);
+        Ok(id)
     }
 
     /// Whether a class can never be unloaded, so that holding it while the VM is suspended would
@@ -667,12 +644,13 @@ impl Agent {
         self.checked(jni, id, Kind::Throwable)
     }
 
-    /// The ID a thread already has, if any: safe on any thread (the VM call comes before the lock,
-    /// which guards plain data only; see the locking rules).
+    /// The ID a thread already has, if any: safe on any thread (the VM calls come before the
+    /// lock, which guards plain data only; see the locking rules).
     pub fn existing_thread_id(&self, thread: jthread) -> Option<ThreadId> {
+        let key = self.id_key(thread)?;
+        let table = lock(&self.ids);
         // An internal ID is none: the debugger must hear of the thread under its own.
-        let id = self.known_id(thread)?;
-        lock(&self.ids).entries.contains(id).then_some(ThreadId(id))
+        key.find(&table).filter(|&id| table.entries.contains(id)).map(ThreadId)
     }
 
     /// The ID an object already has (ordinary or internal), if any: its tag, or for a virtual
@@ -680,12 +658,17 @@ impl Agent {
     /// the callbacks (event filters, steps, frame pops). Any thread: the VM calls come before the
     /// lock, which is taken only for a virtual thread.
     pub fn known_id(&self, obj: jobject) -> Option<u64> {
+        match self.id_key(obj)? {
+            IdKey::Tag(id) => Some(id),
+            key => key.find(&lock(&self.ids)),
+        }
+    }
+
+    /// What finds an object's ID, if it may have one (VM calls only, no lock).
+    fn id_key(&self, obj: jobject) -> Option<IdKey> {
         match self.jvmti.get_tag(obj) {
-            Ok(tag) if tag > 0 => Some(tag as u64),
-            Ok(_) => {
-                let tid = self.virtual_tid(self.jni().ok()?, obj)?;
-                lock(&self.ids).by_tid.get(tid)
-            }
+            Ok(tag) if tag > 0 => Some(IdKey::Tag(tag as u64)),
+            Ok(_) => self.virtual_tid(self.jni().ok()?, obj).map(IdKey::Tid),
             Err(_) => None,
         }
     }
@@ -1061,6 +1044,38 @@ enum Known {
     Object,
     Thread,
     Class,
+}
+
+/// What finds an object's ID in the ID table ([`Agent::id_key`]).
+#[derive(Debug, Clone, Copy)]
+enum IdKey {
+    /// Its JVMTI tag, which is the ID.
+    Tag(u64),
+    /// A virtual thread's `tid` (see `ObjectTable::by_tid`).
+    Tid(i64),
+}
+
+impl IdKey {
+    fn find(self, table: &ObjectTable) -> Option<u64> {
+        match self {
+            IdKey::Tag(id) => Some(id),
+            IdKey::Tid(tid) => table.by_tid.get(tid),
+        }
+    }
+}
+
+/// What a new ID table entry names, which decides how [`Agent::add_entry`] keeps it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum NewEntry {
+    /// An object the debugger hears of (`thread`: it is a thread). `lasting`: a class no loader
+    /// can unload, never collectable, so neither listed nor held while the VM is suspended.
+    Object { thread: bool, lasting: bool },
+    /// A virtual thread: found by its `tid` (which the caller has indexed), never by a tag.
+    VirtualThread { tid: i64 },
+    /// A live thread the debugger has not heard of: an internal ID (`ObjectEntry::hidden`).
+    HiddenThread,
+    /// A thread with an internal ID that the debugger now hears of: the next ordinary ID.
+    ExposedThread,
 }
 
 /// Which loader defined a class, as far as unloading goes.
