@@ -13,30 +13,36 @@ use common::run_jdb_rs;
 use serde_json::Value;
 use test_rig::{Agent, Debuggee};
 
+/// Starts fixture `class` under our agent (its main a platform thread, with `jvm_options`) and
+/// waits for its `ready` line.
+fn started_under_ours(class: &str, ready: &str, jvm_options: &[&str]) -> Debuggee {
+    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
+    let mut debuggee =
+        Debuggee::builder(class).agent(Agent::path(common::our_agent_path(), options)).virtual_main(false);
+    for &option in jvm_options {
+        debuggee = debuggee.jvm_option(option);
+    }
+    let jvm = debuggee.spawn().unwrap_or_else(|e| panic!("{class} starts: {e}"));
+    jvm.wait_for_line(ready, Duration::from_secs(120)).expect("the threads start");
+    jvm
+}
+
+/// `jdb-rs profile --attach <jvm> --json` with `args`: the report, once the command succeeded.
+fn profile_json(jvm: &Debuggee, args: &[&str]) -> Value {
+    let address = jvm.address().to_string();
+    let mut all = vec!["profile", "--attach", &address, "--json"];
+    all.extend_from_slice(args);
+    let (code, out, err) = run_jdb_rs(&all);
+    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
+    serde_json::from_str(out.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"))
+}
+
 #[test]
 fn allocation_samples_in_a_virtual_thread_show_its_own_stack() {
     let feature = test_rig::jdk_feature_version().expect("the test JDK's version");
-    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
-    let jvm = Debuggee::builder("VirtualBurn")
-        .agent(Agent::path(common::our_agent_path(), options))
-        .virtual_main(false)
-        .spawn()
-        .expect("VirtualBurn starts");
-    jvm.wait_for_line("burning", Duration::from_secs(120)).expect("the threads start");
-    let (code, out, err) = run_jdb_rs(&[
-        "profile",
-        "--attach",
-        &jvm.address().to_string(),
-        "--alloc",
-        "--alloc-interval",
-        "4096",
-        "--duration",
-        "2s",
-        "--json",
-    ]);
-    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    let report: Value = serde_json::from_str(out.trim().lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    let jvm = started_under_ours("VirtualBurn", "burning", &[]);
+    let report = profile_json(&jvm, &["--alloc", "--alloc-interval", "4096", "--duration", "2s"]);
     let line = test_rig::fixture_line("VirtualBurn.java", "vt-burn").unwrap();
     let top = format!("VirtualBurn.burn(VirtualBurn.java:{line})");
     let stacks: Vec<Vec<&str>> = report["sites"]["sites"]
@@ -69,20 +75,10 @@ fn allocation_samples_in_a_virtual_thread_show_its_own_stack() {
 /// its continuation's entry), not its carrier's (a `ForkJoinPool` worker).
 fn cpu_profile_names_the_virtual_thread(mode: &[&str]) {
     let feature = test_rig::jdk_feature_version().expect("the test JDK's version");
-    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
-    let jvm = Debuggee::builder("VirtualBurn")
-        .agent(Agent::path(common::our_agent_path(), options))
-        .virtual_main(false)
-        .spawn()
-        .expect("VirtualBurn starts");
-    jvm.wait_for_line("burning", Duration::from_secs(120)).expect("the threads start");
-    let address = jvm.address().to_string();
-    let mut args = vec!["profile", "--attach", &address, "--cpu", "--duration", "2s", "--json"];
+    let jvm = started_under_ours("VirtualBurn", "burning", &[]);
+    let mut args = vec!["--cpu", "--duration", "2s"];
     args.extend_from_slice(mode);
-    let (code, out, err) = run_jdb_rs(&args);
-    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    let report: Value = serde_json::from_str(out.trim().lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    let report = profile_json(&jvm, &args);
     let names: Vec<&str> =
         report["threads"].as_array().expect("threads").iter().map(|t| t["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"pt-burner") && names.contains(&"vt-burner"), "{names:?}\n{report:#}");
@@ -140,26 +136,8 @@ fn virtual_contention_in_grab() -> (Value, u32) {
 /// and returns the record of the contention on its `Lock` in `method`, whose `synchronized` line
 /// is marked `marker`; the debuggee must still run.
 fn contention_site(class: &str, method: &str, marker: &str, duration: &str, jvm_options: &[&str]) -> Value {
-    let options = format!("transport=dt_socket,server=y,suspend=n,address=127.0.0.1:{}", test_rig::FREE_PORT);
-    let mut debuggee =
-        Debuggee::builder(class).agent(Agent::path(common::our_agent_path(), options)).virtual_main(false);
-    for &option in jvm_options {
-        debuggee = debuggee.jvm_option(option);
-    }
-    let jvm = debuggee.spawn().unwrap_or_else(|e| panic!("{class} starts: {e}"));
-    jvm.wait_for_line("contending", Duration::from_secs(120)).expect("the threads start");
-    let (code, out, err) = run_jdb_rs(&[
-        "profile",
-        "--attach",
-        &jvm.address().to_string(),
-        "--monitors",
-        "--duration",
-        duration,
-        "--json",
-    ]);
-    assert_eq!(code, 0, "stdout:\n{out}\nstderr:\n{err}");
-    let report: Value = serde_json::from_str(out.trim().lines().last().unwrap_or_default())
-        .unwrap_or_else(|e| panic!("not JSON ({e}):\n{out}"));
+    let jvm = started_under_ours(class, "contending", jvm_options);
+    let report = profile_json(&jvm, &["--monitors", "--duration", duration]);
     // The blocked frame is at the `synchronized` line while the method runs compiled, and at the
     // next line while it is interpreted: HotSpot's interpreter moves the frame's bytecode index
     // past `monitorenter` before it locks (seen under load on JDK 17, and always with -Xint).
