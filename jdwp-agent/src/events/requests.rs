@@ -59,14 +59,19 @@ impl RequestTable {
 
     /// The requests of one kind, to filter an event against without holding the table's lock.
     pub fn snapshot(&self, kind: EventKind) -> Option<Snapshot> {
-        self.by_kind.iter().find(|(k, _)| *k == kind).map(|(_, r)| r.clone()).filter(|r| !r.is_empty())
+        self.enabled(kind).cloned()
     }
 
     /// Whether any request of `kind` is enabled (decides whether its JVMTI event is enabled).
     pub fn wants(&self, kind: EventKind) -> bool {
         // No snapshot taken: asked on every virtual thread's start, where an `Arc` count touched
         // by every carrier thread costs more than the question.
-        self.by_kind.iter().any(|(k, r)| *k == kind && !r.is_empty())
+        self.enabled(kind).is_some()
+    }
+
+    /// The requests of one kind, if there are any.
+    fn enabled(&self, kind: EventKind) -> Option<&Snapshot> {
+        self.by_kind.iter().find(|(k, _)| *k == kind).map(|(_, r)| r).filter(|r| !r.is_empty())
     }
 
     /// All requests of one kind.
