@@ -328,6 +328,11 @@ impl Agent {
         if !self.supports_virtual_threads() || !jni.is_virtual_thread(obj) {
             return None;
         }
+        self.tid(jni, obj)
+    }
+
+    /// `java.lang.Thread.tid` of the thread `obj`, if `Thread` has that field.
+    fn tid(&self, jni: Jni, obj: jobject) -> Option<i64> {
         // Looked up from the thread's own class (`GetFieldID` finds `Thread`'s field through it):
         // this may run first in an application thread's callback, where `FindClass` would load
         // through the application's class loader, running Java code.
@@ -676,6 +681,15 @@ impl Agent {
     /// The thread ID of a thread object (agent threads included; callers filter).
     pub fn thread_id(&self, jni: Jni, thread: jthread) -> Result<ThreadId, ErrorCode> {
         self.object_id_of(jni, thread, Known::Thread).map(|id| ThreadId(id.0))
+    }
+
+    /// [`Agent::thread_id`] of a thread a JVMTI event reported as virtual: no JNI call asks
+    /// whether it is one (the event helper's path for each virtual thread's start and end).
+    pub fn virtual_thread_id_of(&self, jni: Jni, thread: jthread) -> Result<ThreadId, ErrorCode> {
+        match self.supports_virtual_threads().then(|| self.tid(jni, thread)).flatten() {
+            Some(tid) => self.virtual_thread_id(jni, &mut lock(&self.ids), thread, tid).map(|id| ThreadId(id.0)),
+            None => self.thread_id(jni, thread),
+        }
     }
 
     /// The IDs of every live thread but the agent's own, for suspending them all (`for_debugger`

@@ -27,7 +27,7 @@ use crate::events::subject::{Subject, matches, offer_one};
 use crate::events::{breakpoints, entry, unload};
 use crate::jni::{JavaType, Jni};
 use crate::jvmti::sys::{jboolean, jlocation, jthread, jvmtiEnv};
-use crate::raw::{RawEvent, RawValue};
+use crate::raw::{RawEvent, RawEvents, RawValue};
 use crate::step;
 
 thread_local! {
@@ -51,12 +51,12 @@ fn on_agent_thread(agent: &Agent, jni: Jni, current: jthread) -> bool {
 /// The events of one occurrence, as they are collected.
 struct Batch {
     policy: SuspendPolicy,
-    events: Vec<RawEvent>,
+    events: RawEvents,
 }
 
 impl Batch {
     fn new() -> Batch {
-        Batch { policy: SuspendPolicy::None, events: Vec::new() }
+        Batch { policy: SuspendPolicy::None, events: RawEvents::new() }
     }
 
     /// Adds an event per matched request (`make` may fail to build one).
@@ -106,11 +106,11 @@ fn send(agent: &Agent, jni: Jni, thread: jthread, batch: Batch) {
 }
 
 /// Hands matched events to the helper; if they suspend anything, waits until they are sent.
-pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, events: Vec<RawEvent>) {
+pub fn report(agent: &Agent, jni: Jni, thread: jthread, policy: SuspendPolicy, events: RawEvents) {
     if events.is_empty() {
         return;
     }
-    let release = |thread: Option<GlobalRef>, events: Vec<RawEvent>| {
+    let release = |thread: Option<GlobalRef>, events: RawEvents| {
         events.into_iter().for_each(|e| e.release(jni));
         if let Some(t) = thread {
             jni.delete_global_ref(t.0);
@@ -278,8 +278,8 @@ fn thread_event(jni_env: *mut JNIEnv, thread: jthread, kind: EventKind, virtual_
         batch.add(&m, |request_id| {
             let t = global(jni, thread)?;
             Some(match kind {
-                EventKind::ThreadStart => RawEvent::ThreadStart { request_id, thread: t },
-                _ => RawEvent::ThreadDeath { request_id, thread: t },
+                EventKind::ThreadStart => RawEvent::ThreadStart { request_id, thread: t, virtual_thread },
+                _ => RawEvent::ThreadDeath { request_id, thread: t, virtual_thread },
             })
         });
     });
@@ -343,7 +343,7 @@ pub unsafe extern "system" fn on_vm_death(_: *mut jvmtiEnv, jni_env: *mut JNIEnv
         // set (nsk/jdi Event/request/request001 expects it to name their request).
         let subject = Subject::new(agent, jni, std::ptr::null_mut());
         let requested = matches(agent, EventKind::VmDeath, &subject);
-        let mut events = Vec::new();
+        let mut events = RawEvents::new();
         let mut policy = SuspendPolicy::None;
         if let Some(m) = requested {
             policy = m.suspend_policy;
@@ -405,7 +405,7 @@ fn complete_step(
     let report = offer_one(agent, request, &subject);
     drop(subject);
     if report && let Some(t) = global(jni, thread) {
-        let m = Matches { request_ids: vec![request.id], suspend_policy: request.suspend_policy };
+        let m = Matches { request_ids: smallvec::smallvec![request.id], suspend_policy: request.suspend_policy };
         batch.add(&m, |request_id| Some(located(EventKind::SingleStep, request_id, t, method, index)));
     }
     step::completed(agent, jni, thread, request);

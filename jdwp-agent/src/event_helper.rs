@@ -37,7 +37,7 @@ use crate::agent::{Agent, GlobalRef, ID_SIZES, JvmtiSuspend};
 use crate::gate::{Closed, Gate, Inbound, Inbox};
 use crate::jni::Jni;
 use crate::outbox::Outbox;
-use crate::raw::RawEvent;
+use crate::raw::RawEvents;
 use crate::session::Session;
 
 /// The helper's outbox: bodies tagged with the session and the gate's session number they were
@@ -182,7 +182,7 @@ struct Outgoing {
     policy: SuspendPolicy,
     /// The event thread (a global reference), if the composite has one.
     thread: Option<GlobalRef>,
-    events: Vec<RawEvent>,
+    events: RawEvents,
     /// The event thread (this ID) suspended itself for it (whether that worked), see
     /// [`crate::agent::helper::EventHelper::deliver_self_suspending`].
     self_suspended: Option<(ThreadId, bool)>,

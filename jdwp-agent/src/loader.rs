@@ -454,7 +454,7 @@ fn start(agent: &'static Agent, jni: Jni, init_thread: jthread, trigger: Trigger
         agent.wait_for_first_debugger();
         let global = |obj| jni.new_global_ref(obj).map(GlobalRef).map_err(|e| format!("{e}"));
         let thread = global(init_thread)?;
-        let events = vec![match trigger {
+        let events = smallvec::smallvec![match trigger {
             Trigger::VmInit => RawEvent::VmStart { request_id: 0, thread },
             Trigger::Exception(e) => RawEvent::Exception {
                 request_id: 0,

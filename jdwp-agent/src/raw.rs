@@ -12,7 +12,7 @@ use jdwp_protocol::commands::event::Event;
 use jdwp_protocol::{ErrorCode, Location, MethodId, ReferenceTypeId, TypeTag, Value};
 use jni_sys::{jfieldID, jmethodID};
 
-pub use crate::agent::raw_event::{RawEvent, RawValue};
+pub use crate::agent::raw_event::{RawEvent, RawEvents, RawValue};
 use crate::agent::{Agent, GlobalRef};
 use crate::jni::Jni;
 
@@ -60,15 +60,18 @@ fn field_ids(
 
 pub fn convert(agent: &Agent, jni: Jni, raw: &RawEvent) -> Result<Event, ErrorCode> {
     let thread = |t: &GlobalRef| agent.thread_id(jni, t.0);
+    let any_thread = |t: &GlobalRef, virtual_thread: bool| {
+        if virtual_thread { agent.virtual_thread_id_of(jni, t.0) } else { agent.thread_id(jni, t.0) }
+    };
     let at = |method: &usize, index: &i64| location(agent, jni, *method as jmethodID, *index);
     Ok(match raw {
         RawEvent::VmStart { request_id, thread: t } => Event::VmStart { request_id: *request_id, thread: thread(t)? },
         RawEvent::VmDeath { request_id } => Event::VmDeath { request_id: *request_id },
-        RawEvent::ThreadStart { request_id, thread: t } => {
-            Event::ThreadStart { request_id: *request_id, thread: thread(t)? }
+        RawEvent::ThreadStart { request_id, thread: t, virtual_thread } => {
+            Event::ThreadStart { request_id: *request_id, thread: any_thread(t, *virtual_thread)? }
         }
-        RawEvent::ThreadDeath { request_id, thread: t } => {
-            Event::ThreadDeath { request_id: *request_id, thread: thread(t)? }
+        RawEvent::ThreadDeath { request_id, thread: t, virtual_thread } => {
+            Event::ThreadDeath { request_id: *request_id, thread: any_thread(t, *virtual_thread)? }
         }
         RawEvent::ClassPrepare { request_id, thread: t, class } => {
             let (signature, _) = agent.jvmti.get_class_signature(class.0)?;

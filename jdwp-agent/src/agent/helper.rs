@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use jdwp_protocol::{SuspendPolicy, ThreadId};
 
-use super::raw_event::RawEvent;
+use super::raw_event::RawEvents;
 use super::{Agent, GlobalRef};
 use crate::events::filter::Request;
 use crate::gate::Gate;
@@ -24,7 +24,7 @@ pub enum Job {
         policy: SuspendPolicy,
         /// The event thread (suspended by `SuspendPolicy::EventThread`); owned.
         thread: Option<GlobalRef>,
-        events: Vec<RawEvent>,
+        events: RawEvents,
         /// Signalled once the composite is sent and the suspension requested.
         done: Option<mpsc::SyncSender<()>>,
         /// Set when the event thread suspends itself instead of waiting for `done` (see
@@ -53,7 +53,7 @@ impl Job {
 
 /// What a callback gets back when the helper is gone: the event thread's reference and the events,
 /// for it to release.
-pub type Undelivered = (Option<GlobalRef>, Vec<RawEvent>);
+pub type Undelivered = (Option<GlobalRef>, RawEvents);
 
 /// The handle callbacks use to reach the helper thread.
 pub struct EventHelper {
@@ -66,13 +66,16 @@ impl EventHelper {
         EventHelper { gate }
     }
 
-    /// Queues a job; gives it back if the helper is gone.
+    /// Queues a job; gives it back if the helper is gone. (A job is large, its one event inline:
+    /// boxing it to shrink this `Err` would allocate for every event.)
+    #[allow(clippy::result_large_err)]
     fn send(&self, job: Job) -> Result<(), Job> {
         self.gate.send(job)
     }
 
     /// Queues a composite, counted in the backlog; gives it back (counted out) if the helper is
     /// gone. Returns whether the backlog is past its bound.
+    #[allow(clippy::result_large_err)]
     fn send_counted(&self, job: Job) -> Result<bool, Job> {
         let n = match &job {
             Job::Deliver { events, .. } => events.len(),
@@ -89,7 +92,7 @@ impl EventHelper {
         &self,
         policy: SuspendPolicy,
         thread: Option<GlobalRef>,
-        events: Vec<RawEvent>,
+        events: RawEvents,
         wait: bool,
         room: bool,
     ) -> Result<(), Undelivered> {
@@ -132,7 +135,7 @@ impl EventHelper {
         &self,
         policy: SuspendPolicy,
         thread: (GlobalRef, ThreadId),
-        events: Vec<RawEvent>,
+        events: RawEvents,
         already_suspended: bool,
     ) -> Result<(Arc<SelfSuspend>, mpsc::Receiver<()>), Undelivered> {
         let state = if already_suspended { SelfSuspend::ALREADY } else { SelfSuspend::SUSPENDING };

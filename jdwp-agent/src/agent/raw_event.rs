@@ -15,6 +15,11 @@ pub enum RawValue {
     Object(Option<GlobalRef>),
 }
 
+/// The events of one occurrence: almost always one, kept inline, so that a callback allocates
+/// nothing for it on the application thread and the helper frees nothing another thread
+/// allocated.
+pub type RawEvents = smallvec::SmallVec<[RawEvent; 1]>;
+
 /// An event as a callback captured it: owned global references, raw JVMTI values (methods as
 /// `jmethodID`s, code indexes as `jlocation`s, -1 for native code).
 #[derive(Debug)]
@@ -26,13 +31,17 @@ pub enum RawEvent {
     VmDeath {
         request_id: i32,
     },
+    /// `virtual_thread`: reported by `VirtualThreadStart` (the helper then asks no JNI whether it
+    /// is one).
     ThreadStart {
         request_id: i32,
         thread: GlobalRef,
+        virtual_thread: bool,
     },
     ThreadDeath {
         request_id: i32,
         thread: GlobalRef,
+        virtual_thread: bool,
     },
     ClassPrepare {
         request_id: i32,

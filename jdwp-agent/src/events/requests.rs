@@ -25,7 +25,8 @@ pub struct RequestTable {
 /// The requests one event matched, and how much it suspends: the strongest policy among them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Matches {
-    pub request_ids: Vec<i32>,
+    /// Inline for the usual one or two: filtering allocates nothing on the event's thread.
+    pub request_ids: smallvec::SmallVec<[i32; 2]>,
     pub suspend_policy: SuspendPolicy,
 }
 
@@ -114,7 +115,8 @@ pub fn match_event(
     let mut matches: Option<Matches> = None;
     for request in snapshot {
         if request.offer(subject) == Verdict::Report {
-            let m = matches.get_or_insert(Matches { request_ids: Vec::new(), suspend_policy: SuspendPolicy::None });
+            let m = matches
+                .get_or_insert(Matches { request_ids: smallvec::SmallVec::new(), suspend_policy: SuspendPolicy::None });
             m.request_ids.push(request.id);
             m.suspend_policy = m.suspend_policy.max(request.suspend_policy);
         }
@@ -172,7 +174,7 @@ mod tests {
             .unwrap();
         let snapshot = t.snapshot(EventKind::Breakpoint).unwrap();
         let m = match_event(&snapshot, &InThread(1), &mut Vec::new()).unwrap();
-        assert_eq!(m, Matches { request_ids: vec![a, b], suspend_policy: SuspendPolicy::EventThread });
+        assert_eq!(m, Matches { request_ids: smallvec::smallvec![a, b], suspend_policy: SuspendPolicy::EventThread });
         assert!(t.snapshot(EventKind::MethodEntry).is_none());
     }
 

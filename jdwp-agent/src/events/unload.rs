@@ -34,7 +34,7 @@ use crate::agent::{Agent, agent, lock};
 use crate::events::subject::Subject;
 use crate::jni::Jni;
 use crate::jvmti::sys::{self, jvmtiCapabilities, jvmtiEnv, jvmtiEventCallbacks};
-use crate::raw::RawEvent;
+use crate::raw::{RawEvent, RawEvents};
 
 /// The suspend policy of every class unload composite (see the module doc).
 pub const UNLOAD_POLICY: SuspendPolicy = SuspendPolicy::None;
@@ -131,7 +131,7 @@ unsafe extern "system" fn on_object_free(_: *mut jvmtiEnv, tag: jlong) {
 }
 
 /// The unloads since the last call, one composite (policy and events) per class. Event helper only.
-pub fn take_unloads(agent: &Agent, jni: Jni) -> Vec<(SuspendPolicy, Vec<RawEvent>)> {
+pub fn take_unloads(agent: &Agent, jni: Jni) -> Vec<(SuspendPolicy, RawEvents)> {
     agent.engine.unloads.nudged.store(false, Ordering::Release);
     let Some(tracker) = agent.engine.unloads.tracker.get() else { return Vec::new() };
     let freed = std::mem::take(&mut *lock(&agent.engine.freed));
