@@ -23,7 +23,8 @@ use jni_sys::{JNIEnv, jclass, jfieldID, jlong, jmethodID, jobject, jvalue};
 use crate::agent::{Agent, GlobalRef, agent, lock};
 use crate::events::filter::Request;
 use crate::events::requests::Matches;
-use crate::events::subject::{Subject, matches, offer_one};
+use crate::events::requests::Snapshot;
+use crate::events::subject::{Subject, matches, matches_in, offer_one};
 use crate::events::{breakpoints, entry, unload};
 use crate::jni::{JavaType, Jni};
 use crate::jvmti::sys::{jboolean, jlocation, jthread, jvmtiEnv};
@@ -261,9 +262,10 @@ pub unsafe extern "system" fn on_virtual_thread_start(_: *mut jvmtiEnv, jni_env:
         if agent.options.include_virtual_threads {
             agent.track_virtual_thread(jni, thread);
         }
-        // A virtual thread is never one of the agent's: no `enter`.
-        if lock(&agent.requests).wants(EventKind::ThreadStart) {
-            thread_event_in(agent, jni, thread, EventKind::ThreadStart, true);
+        // A virtual thread is never one of the agent's: no `enter`. The requests are taken once,
+        // for both the question and the filtering.
+        if let Some(requests) = lock(&agent.requests).snapshot(EventKind::ThreadStart) {
+            thread_event_in(agent, jni, thread, EventKind::ThreadStart, true, Some(requests));
         }
     });
 }
@@ -278,7 +280,7 @@ pub unsafe extern "system" fn on_virtual_thread_end(_: *mut jvmtiEnv, jni_env: *
 /// platform and virtual threads by different events, so no JNI call need ask).
 fn thread_event(jni_env: *mut JNIEnv, thread: jthread, kind: EventKind, virtual_thread: bool) {
     if let Some((agent, jni)) = enter(jni_env, thread) {
-        thread_event_in(agent, jni, thread, kind, virtual_thread);
+        thread_event_in(agent, jni, thread, kind, virtual_thread, None);
     }
 }
 
@@ -287,7 +289,15 @@ fn thread_event(jni_env: *mut JNIEnv, thread: jthread, kind: EventKind, virtual_
 /// local references of its own, freed when the callback returns. At each virtual thread's start
 /// under a `ThreadStart` request, pushing and popping a frame took about a sixth of the
 /// carrier's time in our callback.
-fn thread_event_in(agent: &'static Agent, jni: Jni, thread: jthread, kind: EventKind, virtual_thread: bool) {
+/// `requests`: the kind's requests, if the caller took them already.
+fn thread_event_in(
+    agent: &'static Agent,
+    jni: Jni,
+    thread: jthread,
+    kind: EventKind,
+    virtual_thread: bool,
+    requests: Option<Snapshot>,
+) {
     event_body(agent, jni, thread, None, |agent, jni, batch| {
         if kind == EventKind::ThreadDeath {
             // Nothing held back may outlive the thread.
@@ -295,7 +305,11 @@ fn thread_event_in(agent: &'static Agent, jni: Jni, thread: jthread, kind: Event
             step::thread_ended(agent, jni, thread);
         }
         let subject = Subject::new(agent, jni, thread).virtual_thread(virtual_thread);
-        let Some(m) = matches(agent, kind, &subject) else { return };
+        let found = match &requests {
+            Some(requests) => matches_in(agent, requests, &subject),
+            None => matches(agent, kind, &subject),
+        };
+        let Some(m) = found else { return };
         batch.add(&m, |request_id| {
             let t = global(jni, thread)?;
             Some(match kind {

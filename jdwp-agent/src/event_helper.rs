@@ -56,24 +56,27 @@ pub fn run(agent: &Agent, jni: Jni, inbox: Inbox<Job>) {
     let gate = &agent.gate;
     let mut timed: Vec<(Instant, Task)> = Vec::new();
     let mut out = Held::default();
+    let mut frames = Frames { jni, open: None, jobs: 0 };
     loop {
         let due = timed.iter().map(|(at, _)| *at).min();
-        // What is held goes out before the helper waits: never held while it is idle.
+        // What is held goes out before the helper waits: never held while it is idle; nor are
+        // the jobs' local references.
         let next = match inbox.try_recv() {
             Some(next) => Ok(next),
             None => {
                 flush(agent, &mut out);
+                frames.close();
                 inbox.recv(due)
             }
         };
         match next {
             Ok(Inbound::Job(job)) if job.is_composite() => {
                 if let Some(job) = gate.offer(job) {
-                    run_job(agent, jni, job, &mut out);
+                    run_job(agent, &mut frames, job, &mut out);
                 }
             }
             Ok(Inbound::Job(Job::Timed { at, task })) => timed.push((at, task)),
-            Ok(Inbound::Job(job)) => run_job(agent, jni, job, &mut out),
+            Ok(Inbound::Job(job)) => run_job(agent, &mut frames, job, &mut out),
             // The gate opened: what it held is taken below.
             Ok(Inbound::Wake) | Err(Closed::Timeout) => {}
             Err(Closed::Disconnected) => {
@@ -86,12 +89,12 @@ pub fn run(agent: &Agent, jni: Jni, inbox: Inbox<Job>) {
             let now = Instant::now();
             while let Some(due) = timed.iter().position(|(at, _)| *at <= now) {
                 let (_, task) = timed.swap_remove(due);
-                run_job(agent, jni, Job::Task { task, done: None }, &mut out);
+                run_job(agent, &mut frames, Job::Task { task, done: None }, &mut out);
             }
         }
         // One at a time: a composite that suspends all closes the gate again.
         while let Some(job) = gate.next() {
-            run_job(agent, jni, job, &mut out);
+            run_job(agent, &mut frames, job, &mut out);
         }
     }
 }
@@ -106,16 +109,46 @@ fn holdable(job: &Job) -> bool {
     }
 }
 
-fn run_job(agent: &Agent, jni: Jni, job: Job, out: &mut Held) {
+/// How many jobs share a local frame (see [`Frames`]).
+const JOBS_PER_FRAME: usize = 32;
+
+/// The local frame the helper's jobs run in: one for up to [`JOBS_PER_FRAME`] jobs in a row,
+/// closed before the helper waits, so that their local references are freed in bounded numbers
+/// and never kept while it is idle. (A frame for each job cost two JNI calls per event, a burst of
+/// thread starts being a job each.)
+struct Frames {
+    jni: Jni,
+    open: Option<crate::jni::LocalFrame>,
+    jobs: usize,
+}
+
+impl Frames {
+    /// Makes sure a frame with room for this job is open.
+    fn enter(&mut self) {
+        if self.open.is_none() || self.jobs >= JOBS_PER_FRAME {
+            self.open = None;
+            self.open = self.jni.push_local_frame(64).ok();
+            self.jobs = 0;
+        }
+        self.jobs += 1;
+    }
+
+    /// Frees the local references of the jobs since the frame opened.
+    fn close(&mut self) {
+        self.open = None;
+    }
+}
+
+fn run_job(agent: &Agent, frames: &mut Frames, job: Job, out: &mut Held) {
     // Anything else comes after what is held, as it would have without the outbox.
     let hold = holdable(&job);
     if !hold {
         flush(agent, out);
     }
-    let frame = jni.push_local_frame(64);
+    frames.enter();
+    let jni = frames.jni;
     // A panic in one job must not stop event delivery for good.
     crate::guard((), AssertUnwindSafe(|| handle(agent, jni, job, hold.then_some(&mut *out))));
-    drop(frame);
 }
 
 /// Writes what the outbox holds, in one write, if its debugger is still the one attached.

@@ -65,8 +65,8 @@ impl RequestTable {
 
     /// Whether any request of `kind` is enabled (decides whether its JVMTI event is enabled).
     pub fn wants(&self, kind: EventKind) -> bool {
-        // No snapshot taken: asked on every virtual thread's start, where an `Arc` count touched
-        // by every carrier thread costs more than the question.
+        // No snapshot taken: an `Arc` count touched by every thread that asks costs more than the
+        // question.
         self.enabled(kind).is_some()
     }
 

@@ -11,7 +11,7 @@ use jni_sys::{jclass, jfieldID, jmethodID, jobject};
 
 use crate::agent::{Agent, lock};
 use crate::events::filter::{EventSubject, Request, Verdict};
-use crate::events::requests::{Matches, match_event};
+use crate::events::requests::{Matches, Snapshot, match_event};
 use crate::jni::Jni;
 use crate::jvmti::sys::{jlocation, jthread};
 
@@ -303,8 +303,13 @@ impl EventSubject for Subject<'_> {
 /// table at once; the event helper undoes their JVMTI state.
 pub fn matches(agent: &Agent, kind: EventKind, subject: &dyn EventSubject) -> Option<Matches> {
     let snapshot = lock(&agent.requests).snapshot(kind)?;
+    matches_in(agent, &snapshot, subject)
+}
+
+/// [`matches`] against requests the caller took from the table already.
+pub fn matches_in(agent: &Agent, snapshot: &Snapshot, subject: &dyn EventSubject) -> Option<Matches> {
     let mut expired: Vec<Arc<Request>> = Vec::new();
-    let found = match_event(&snapshot, subject, &mut expired);
+    let found = match_event(snapshot, subject, &mut expired);
     if !expired.is_empty() {
         expire(agent, expired);
     }
