@@ -289,6 +289,7 @@ fn thread_event(jni_env: *mut JNIEnv, thread: jthread, kind: EventKind, virtual_
 /// local references of its own, freed when the callback returns. At each virtual thread's start
 /// under a `ThreadStart` request, pushing and popping a frame took about a sixth of the
 /// carrier's time in our callback.
+///
 /// `requests`: the kind's requests, if the caller took them already.
 fn thread_event_in(
     agent: &'static Agent,
