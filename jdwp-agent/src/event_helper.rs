@@ -126,6 +126,8 @@ impl Frames {
     /// Makes sure a frame with room for this job is open.
     fn enter(&mut self) {
         if self.open.is_none() || self.jobs >= JOBS_PER_FRAME {
+            // The old frame is popped before the new one is pushed: local frames are a stack, and
+            // dropping the old guard after the push would pop the new frame instead.
             self.open = None;
             self.open = self.jni.push_local_frame(64).ok();
             self.jobs = 0;
